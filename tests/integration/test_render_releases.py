@@ -14,6 +14,7 @@ import textwrap
 import pytest
 import yaml
 from conftest import run_cli, said
+from support.manifests import vllm_deployment
 from support.trees import write_tree
 
 from gpulint.lint.inputs import loader
@@ -32,26 +33,16 @@ CHART = {
         gpus: 1
         tensorParallel: 1
         """,
-    "charts/inference/templates/deployment.yaml": """
-        apiVersion: apps/v1
-        kind: Deployment
-        metadata:
-          name: {{ .Release.Name }}
-        spec:
-          selector:
-            matchLabels: {app: vllm}
-          template:
-            metadata:
-              labels: {app: vllm}
-            spec:
-              containers:
-              - name: vllm
-                image: vllm/vllm-openai:v0.6.3
-                args: ["--model", {{ required "model.name is required" .Values.model.name | quote }}, "--tensor-parallel-size", "{{ .Values.tensorParallel }}"]
-                resources:
-                  limits:
-                    nvidia.com/gpu: {{ .Values.gpus }}
+    "charts/inference/templates/deployment.yaml": vllm_deployment(
+        "metadata:\n  name: {{ .Release.Name }}",
+        """
+        image: vllm/vllm-openai:v0.6.3
+        args: ["--model", {{ required "model.name is required" .Values.model.name | quote }}, "--tensor-parallel-size", "{{ .Values.tensorParallel }}"]
+        resources:
+          limits:
+            nvidia.com/gpu: {{ .Values.gpus }}
         """,
+    ),
 }
 TEMPLATE = "charts/inference/templates/deployment.yaml"
 

@@ -16,29 +16,21 @@ import textwrap
 
 import pytest
 from conftest import run_cli
+from support.manifests import vllm_deployment
 from support.spies import calls_by_process
 from support.trees import write_tree
 
 from gpulint.lint.inputs.autopilot_setup import words_of_file, words_of_tree
 
-VLLM = """
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: mistral-7b-instruct-vllm, namespace: default}
-spec:
-  selector:
-    matchLabels: {app: vllm}
-  template:
-    metadata:
-      labels: {app: vllm}
-    spec:
-      containers:
-      - name: vllm
-        image: substratusai/vllm:v0.2.1
-        resources:
-          limits:
-            nvidia.com/gpu: 1
-"""
+VLLM = vllm_deployment(
+    "metadata: {name: mistral-7b-instruct-vllm, namespace: default}",
+    """
+    image: substratusai/vllm:v0.2.1
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+    """,
+)
 SELECTED = VLLM.replace(
     "    spec:\n      containers:",
     "    spec:\n      nodeSelector:\n        cloud.google.com/gke-accelerator: nvidia-l4\n      containers:",
