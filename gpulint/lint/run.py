@@ -602,7 +602,8 @@ def _read_setup_before_fork(run: LintRun, resolvers: Sequence[Resolver]) -> None
     walking its own."""
     if not all(resolver.knative_flags_known for resolver in resolvers):
         _ = run.setup.knative_flags
-    if run.setup.may_walk_clusters() and not all(resolver.gke_known for resolver in resolvers):
+    said = run.config.gke_autopilot is not None  # the configuration's word: the clusters are never read
+    if not said and run.setup.may_walk_clusters() and not all(resolver.gke_known for resolver in resolvers):
         _ = run.setup.clusters  # autopilot-rejected reads it on a GPU pod of a cluster not known to be GKE
 
 

@@ -397,6 +397,22 @@ def test_a_run_without_a_gpu_pod_walks_nothing(repo, monkeypatch):
     assert read == []
 
 
+@pytest.mark.parametrize(("said", "errors"), [("true", 3), ("false", 0)])
+def test_a_configured_gke_autopilot_walks_nothing_before_the_workers_fork(repo, monkeypatch, said, errors):
+    """The configuration's word decides: the repository's clusters are never read, by the run or its workers."""
+    import gpulint.lint.run
+    from gpulint.lint.inputs import autopilot_setup
+
+    files = {f"k8s/vllm-{n}.yaml": VLLM for n in range(3)}
+    write_tree(repo, {"infra/main.tf": AUTOPILOT_TF, ".gpulint.yaml": f"gke-autopilot: {said}\n", **files})
+    taken = calls_by_process(monkeypatch, autopilot_setup, "words_of_tree", repo.parent / f"{repo.name}-walks")
+    monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
+    run = run_cli("check", ".", "--format", "json", "--jobs", "2")
+    assert run.exit_code in (0, 1), run.stderr
+    assert len([f for f in run.json()["findings"] if f["rule"] == "autopilot-rejected"]) == errors
+    assert taken() == []
+
+
 def test_a_gke_autopilot_value_that_is_no_switch_is_a_usage_error_at_its_place(repo):
     write_tree(repo, {"k8s/vllm.yaml": VLLM, ".gpulint.yaml": "select: [autopilot-rejected]\ngke-autopilot: maybe\n"})
     run = run_cli("check", ".")
