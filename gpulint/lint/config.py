@@ -929,7 +929,8 @@ OPTIONS: tuple[Option, ...] = (
         SWITCH,
         "true",
         "The linted files deploy to GKE Autopilot: true, false or auto (the inventory's word, else a cluster the "
-        "repository's own Terraform, gcloud commands or Config Connector files create: a warning).",
+        "repository's own Terraform, gcloud commands or Config Connector files create: a warning). false wins over "
+        "an inventory that says Autopilot.",
         "auto",
     ),
     Option(

@@ -32,10 +32,10 @@ from gpulint.kube import knative
 from gpulint.lint.config import ClusterScope, Config
 from gpulint.lint.engine import Deadline, Engine, Routes, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
-from gpulint.lint.inputs.knative_setup import KnativeSetup, LazySetup
 from gpulint.lint.inputs.linted_set import LintedObject, LintedSet, secret_outline
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.inputs.objects import KubeObject, ParsedFile, is_list, is_object, object_ref, parse_file
+from gpulint.lint.inputs.run_setup import RunSetup
 from gpulint.lint.inputs.setup_walk import mentions
 from gpulint.lint.inputs.sources import Source
 from gpulint.lint.output.suppress import ALL, path_ignores
@@ -58,7 +58,8 @@ def parse_source(source: Source, reduced: Callable[[str], str] | None = None) ->
         raw = source.read()
     except OSError as exc:
         return ParsedFile(LoadedFile(source.display, ""), [], read_error=exc.strerror or str(exc))
-    loaded = load_bytes(source.display, raw, reduced=reduced)
+    kept = source.parsed.take(raw, source.display) if source.parsed is not None and reduced is None else None
+    loaded = kept if kept is not None else load_bytes(source.display, raw, reduced=reduced)
     if source.rendered is not None:  # documents placed in the templates, bases and patches that made them
         loaded = source.rendered.loaded(loaded)
     return parse_file(loaded, complete_objects_only=source.values)
@@ -207,7 +208,7 @@ def scoped_resolvers(run: LintRun, linted: LintedSet) -> list[Resolver]:
     no cluster: a NodePool, queue or quota of clusters/dev is not clusters/prod's."""
     declared = declared_of(run.config)
     if not run.scoped:
-        return [Resolver(linted, run.cluster, run.config.gates, declared, knative=run.knative)]
+        return [Resolver(linted, run.cluster, run.config.gates, declared, setup=run.setup)]
     # a mapped cluster without an inventory of its own: the run's, if any, and what its files describe
     inventories = [run.cluster, *(run.cluster if inventory is None else inventory for _, inventory in run.scoped)]
     scopes = [scope for scope, _ in run.scoped]
@@ -219,7 +220,7 @@ def scoped_resolvers(run: LintRun, linted: LintedSet) -> list[Resolver]:
     for index, inventory in enumerate(inventories):
         seen = (obj for obj in itertools.chain(linted, linted.outlines) if _sees(index, where[obj.file], obj))
         kept = LintedSet(seen, linted.complete, pods_whole=linted.pods_whole)
-        resolvers.append(Resolver(kept, inventory, run.config.gates, declared, mapped=index > 0, knative=run.knative))
+        resolvers.append(Resolver(kept, inventory, run.config.gates, declared, mapped=index > 0, setup=run.setup))
     return resolvers
 
 
@@ -279,14 +280,10 @@ class LintRun:
         return LintedSet(itertools.chain(own, self.context), self.references_complete, pods_whole=self.pods_whole)
 
     @cached_property
-    def knative(self) -> LazySetup:
-        """The Knative flags the linted files' own repositories turn on (lint/inputs/knative_setup.py): walked at
-        most once per run, on the first read (forked workers inherit it: _read_setup_before_fork)."""
-        return LazySetup(self.sources, self.config.exclude)
-
-    @property
-    def setup(self) -> KnativeSetup:
-        return self.knative.setup
+    def setup(self) -> RunSetup:
+        """The linted files' own repositories' setup files (lint/inputs/run_setup.py): each reader walked at most
+        once per run, on its first read (forked workers inherit it: _read_setup_before_fork)."""
+        return RunSetup(self.sources, self.config.exclude)
 
     @property
     def pods_whole(self) -> bool:
@@ -338,7 +335,7 @@ class LintRun:
             indexed=self.indexed,
         )
         run.files = [parse_source(fresh[parsed.path]) if parsed.path in fresh else parsed for parsed in self.files]
-        run.knative = self.knative  # fixes change manifests, never a setup script
+        run.setup = self.setup  # fixes change manifests, never a setup script
         return run
 
     # ------------------------------------------------------------------ checked
@@ -601,12 +598,14 @@ def _parallel_reports(run: LintRun, workers: int) -> Iterator[FileReport]:
 
 
 def _read_setup_before_fork(run: LintRun, resolvers: Sequence[Resolver]) -> None:
-    """The Knative setup walked now, before the checking workers fork, when a check may read it (a resolver
-    lacks config-features): they inherit one walk instead of each walking its own."""
+    """The setup files walked now, before the checking workers fork, by each reader a check may ask (a resolver
+    lacks config-features; a GPU pod's cluster is not known to be GKE): they inherit one walk instead of each
+    walking its own."""
     if not all(resolver.knative_flags_known for resolver in resolvers):
-        _ = run.knative.setup
-    if run.knative.may_walk_clusters() and not all(resolver.gke_known for resolver in resolvers):
-        _ = run.knative.clusters  # autopilot-rejected reads it on a GPU pod of a cluster not known to be GKE
+        _ = run.setup.knative_flags
+    said = run.config.gke_autopilot is not None  # the configuration's word: the clusters are never read
+    if not said and run.setup.may_walk_clusters() and not all(resolver.gke_known for resolver in resolvers):
+        _ = run.setup.clusters  # autopilot-rejected reads it on a GPU pod of a cluster not known to be GKE
 
 
 def _config_features_of(run: LintRun) -> LintedSet:
@@ -637,9 +636,8 @@ def _exchanged(run: LintRun, workers: int) -> Iterator[FileReport]:
     channels: list[_Channel] = []
     answered = False
     try:
-        if (
-            run.knative.may_walk() or run.knative.may_walk_clusters()
-        ):  # the workers build the linted set: the run reads only what decides the flags
+        # the workers build the linted set: the run reads only what decides the flags
+        if run.setup.may_walk_knative() or run.setup.may_walk_clusters():
             _read_setup_before_fork(run, scoped_resolvers(run, _config_features_of(run)))
         shares = _shares(run.sources, workers)
         outline = names_pod_affinity(run.sources)

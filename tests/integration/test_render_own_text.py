@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import run_cli, said
+from support.manifests import vllm_deployment
 from support.trees import write_tree
 
 pytestmark = pytest.mark.integration
@@ -21,25 +22,15 @@ VALUES = """
       limits:
         nvidia.com/gpu: 1
     """
-DEPLOYMENT = """
-    apiVersion: apps/v1
-    kind: Deployment
-    metadata:
-      name: {{ .Release.Name }}
-    spec:
-      selector:
-        matchLabels: {app: vllm}
-      template:
-        metadata:
-          labels: {app: vllm}
-        spec:
-          containers:
-          - name: vllm
-            image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
-            LINE
-            resources:
-              {{- toYaml .Values.resources | nindent 14 }}
+DEPLOYMENT = vllm_deployment(
+    "metadata:\n  name: {{ .Release.Name }}",
     """
+    image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+    LINE
+    resources:
+      {{- toYaml .Values.resources | nindent 14 }}
+    """,
+)
 
 
 def chart(line: str, **extra: str) -> dict[str, str]:

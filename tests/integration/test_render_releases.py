@@ -7,14 +7,17 @@ checked (a not-rendered warning); with a release's values it renders, and what t
 
 from __future__ import annotations
 
+import os
 import subprocess
 import textwrap
 
 import pytest
 import yaml
 from conftest import run_cli, said
+from support.manifests import vllm_deployment
 from support.trees import write_tree
 
+from gpulint.lint.inputs import loader
 from gpulint.lint.inputs.render.helm import render_chart
 from gpulint.lint.inputs.render.options import RenderOptions
 from gpulint.lint.inputs.render.releases import Releases
@@ -30,26 +33,16 @@ CHART = {
         gpus: 1
         tensorParallel: 1
         """,
-    "charts/inference/templates/deployment.yaml": """
-        apiVersion: apps/v1
-        kind: Deployment
-        metadata:
-          name: {{ .Release.Name }}
-        spec:
-          selector:
-            matchLabels: {app: vllm}
-          template:
-            metadata:
-              labels: {app: vllm}
-            spec:
-              containers:
-              - name: vllm
-                image: vllm/vllm-openai:v0.6.3
-                args: ["--model", {{ required "model.name is required" .Values.model.name | quote }}, "--tensor-parallel-size", "{{ .Values.tensorParallel }}"]
-                resources:
-                  limits:
-                    nvidia.com/gpu: {{ .Values.gpus }}
+    "charts/inference/templates/deployment.yaml": vllm_deployment(
+        "metadata:\n  name: {{ .Release.Name }}",
+        """
+        image: vllm/vllm-openai:v0.6.3
+        args: ["--model", {{ required "model.name is required" .Values.model.name | quote }}, "--tensor-parallel-size", "{{ .Values.tensorParallel }}"]
+        resources:
+          limits:
+            nvidia.com/gpu: {{ .Values.gpus }}
         """,
+    ),
 }
 TEMPLATE = "charts/inference/templates/deployment.yaml"
 
@@ -430,3 +423,64 @@ def test_a_fault_in_the_charts_text_is_one_error_whatever_the_releases(repo, ren
     (failed,) = findings(repo, render_tools, files)
     assert (failed["rule"], failed["severity"], failed["line"]) == ("not-rendered", "error", 18)
     assert "parse error" in failed["message"]
+
+
+HELMFILE_IN_DEPLOY = {
+    "deploy/helmfile.yaml": HELMFILE.replace("GPUS", "2")
+    .replace("./charts/inference", "../charts/inference")
+    .replace("values/llama.yaml", "../values/llama.yaml"),
+    "values/llama.yaml": "model:\n  name: meta-llama/Llama-3.1-8B\ntensorParallel: 4\n",
+}
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {".git/HEAD": "ref: refs/heads/main\n", ".gitignore": "deploy/\n"},  # a local helmfile git never sees
+        {".git/info/exclude": "/deploy/\n"},
+        {".gpulint.yaml": "exclude: [deploy]\n"},  # the configuration's exclude
+    ],
+    ids=["gitignored-folder", "info-exclude", "configured-exclude"],
+)
+def test_a_release_in_an_ignored_or_excluded_folder_is_not_read(repo, render_tools, files):
+    """The release walk is the manifest walk (file_walk.Walk): what `gpulint check .` leaves out gives no values."""
+    found = findings(repo, render_tools, {**HELMFILE_IN_DEPLOY, **files})
+    assert [(f["rule"], f["severity"]) for f in found] == [("not-rendered", "warning")]
+
+
+def test_trap_a_release_the_ignore_rules_do_not_reach_is_read(repo, render_tools):
+    files = {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        ".gitignore": "/charts/deploy/\n",
+        ".gpulint.yaml": "exclude: [old]\n",
+    }
+    found = findings(repo, render_tools, {**HELMFILE_IN_DEPLOY, **files})
+    (mismatch,) = by_rule(found, "parallelism-mismatch")
+    assert "rendered as release 'llama' of deploy/helmfile.yaml:5" in said(mismatch)
+
+
+def test_each_yaml_file_is_parsed_once_per_run(repo, render_tools, monkeypatch):
+    """The Argo CD Application and the Flux HelmRelease give the chart its releases and are linted too, as is the
+    ConfigMap a valuesFrom names: the run lints the release readers' parse of them (parsed_once), not a second."""
+    parsed: list[tuple[str, str]] = []  # (real path, the text parsed): a value held in a file is parsed on its own
+    real = loader.load_text
+
+    def counted(path: str, text: str) -> loader.LoadedFile:
+        parsed.append((os.path.realpath(path), text))
+        return real(path, text)
+
+    monkeypatch.setattr(loader, "load_text", counted)
+    files = {
+        "argocd/llama.yaml": ARGO.replace("TP", "2"),
+        "envs/prod/llama.yaml": "model:\n  name: meta-llama/Llama-3.1-8B\ntensorParallel: 8\n",
+        "flux/llama.yaml": FLUX.replace("./charts/inference", "charts/inference"),
+        "flux/llama-values.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: llama-values, namespace: serving}\n"
+        "data:\n  values.yaml: |\n    model:\n      name: meta-llama/Llama-3.1-8B\n    tensorParallel: 4\n",
+    }
+    found = findings(repo, render_tools, files)
+    labels = {said(f).split("rendered as ")[1].split("\n")[0] for f in by_rule(found, "parallelism-mismatch")}
+    assert labels == {"release 'llama' of flux/llama.yaml:1"}  # both releases rendered, the ConfigMap's values read
+    whole = [path for path, text in parsed if os.path.isfile(path) and text == open(path, encoding="utf-8").read()]
+    for name in ("argocd/llama.yaml", "flux/llama.yaml", "flux/llama-values.yaml"):  # release readers' and linted
+        assert whole.count(os.path.realpath(repo / name)) == 1, name
+    assert len(whole) == len(set(whole)), sorted(whole)

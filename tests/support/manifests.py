@@ -1,5 +1,6 @@
 """Small manifests that several test modules lint: the command line's three pods (an error, clean, a
-warning), a pod with two DRA claims and an Argo Workflow whose podSpecPatch holds a document inside a string."""
+warning), a pod with two DRA claims, an Argo Workflow whose podSpecPatch holds a document inside a string, and a
+vLLM Deployment as charts and manifests write it."""
 
 from __future__ import annotations
 
@@ -71,3 +72,18 @@ WORKFLOW = textwrap.dedent("""\
             limits: {{nvidia.com/gpu: 1}}
             requests: {{nvidia.com/gpu: 2}}
     """)
+
+
+def vllm_deployment(metadata: str, container: str) -> str:
+    """A vLLM Deployment as charts and manifests write it (substratusai's vllm chart, vLLM's own examples):
+    ``metadata`` its metadata as written (``metadata: {name: x}``, or a block), ``container`` the fields of its
+    one container after ``- name: vllm`` (dedented here). Lines are those of the text written out, for the tests
+    that assert them."""
+    fields = textwrap.indent(textwrap.dedent(container).strip("\n") + "\n", " " * 8)
+    return (
+        "apiVersion: apps/v1\nkind: Deployment\n"
+        + textwrap.dedent(metadata).strip("\n")
+        + "\nspec:\n  selector:\n    matchLabels: {app: vllm}\n  template:\n    metadata:\n      labels: {app: vllm}\n"
+        + "    spec:\n      containers:\n      - name: vllm\n"
+        + fields
+    )

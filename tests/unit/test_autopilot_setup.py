@@ -16,29 +16,21 @@ import textwrap
 
 import pytest
 from conftest import run_cli
+from support.manifests import vllm_deployment
 from support.spies import calls_by_process
 from support.trees import write_tree
 
 from gpulint.lint.inputs.autopilot_setup import words_of_file, words_of_tree
 
-VLLM = """
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: mistral-7b-instruct-vllm, namespace: default}
-spec:
-  selector:
-    matchLabels: {app: vllm}
-  template:
-    metadata:
-      labels: {app: vllm}
-    spec:
-      containers:
-      - name: vllm
-        image: substratusai/vllm:v0.2.1
-        resources:
-          limits:
-            nvidia.com/gpu: 1
-"""
+VLLM = vllm_deployment(
+    "metadata: {name: mistral-7b-instruct-vllm, namespace: default}",
+    """
+    image: substratusai/vllm:v0.2.1
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+    """,
+)
 SELECTED = VLLM.replace(
     "    spec:\n      containers:",
     "    spec:\n      nodeSelector:\n        cloud.google.com/gke-accelerator: nvidia-l4\n      containers:",
@@ -403,6 +395,22 @@ def test_a_run_without_a_gpu_pod_walks_nothing(repo, monkeypatch):
     monkeypatch.setattr(autopilot_setup, "words_of_tree", lambda root, *rest: read.append(root) or [])
     assert autopilot_findings(".") == []
     assert read == []
+
+
+@pytest.mark.parametrize(("said", "errors"), [("true", 3), ("false", 0)])
+def test_a_configured_gke_autopilot_walks_nothing_before_the_workers_fork(repo, monkeypatch, said, errors):
+    """The configuration's word decides: the repository's clusters are never read, by the run or its workers."""
+    import gpulint.lint.run
+    from gpulint.lint.inputs import autopilot_setup
+
+    files = {f"k8s/vllm-{n}.yaml": VLLM for n in range(3)}
+    write_tree(repo, {"infra/main.tf": AUTOPILOT_TF, ".gpulint.yaml": f"gke-autopilot: {said}\n", **files})
+    taken = calls_by_process(monkeypatch, autopilot_setup, "words_of_tree", repo.parent / f"{repo.name}-walks")
+    monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
+    run = run_cli("check", ".", "--format", "json", "--jobs", "2")
+    assert run.exit_code in (0, 1), run.stderr
+    assert len([f for f in run.json()["findings"] if f["rule"] == "autopilot-rejected"]) == errors
+    assert taken() == []
 
 
 def test_a_gke_autopilot_value_that_is_no_switch_is_a_usage_error_at_its_place(repo):

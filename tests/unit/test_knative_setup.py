@@ -319,4 +319,4 @@ def test_an_admission_review_reads_no_setup_file(repo):
     run = LintRun.for_object(Config(), yaml.safe_load(textwrap.dedent(KSVC)), None)
     found = [f for f in run.report().findings if f.rule == "knative-field-disallowed"]
     assert [(f.severity.name, "nodeSelector" in f.message) for f in found] == [("WARNING", True)]
-    assert run.setup.by_root == {}
+    assert run.setup.knative_flags.by_root == {}

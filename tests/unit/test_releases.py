@@ -7,6 +7,7 @@ import os
 
 from support.trees import write_tree
 
+from gpulint.lint.inputs.parsed_once import Parses
 from gpulint.lint.inputs.render import releases as releases_module
 from gpulint.lint.inputs.render.releases import MAX_BYTES, Releases
 
@@ -151,3 +152,20 @@ def test_argo_application_set_with_a_literal_path_and_templated_one(tmp_path):
     assert (release.name, release.namespace, release.set_strings) == ("apps", "serving", ("a=5",))
     write_tree(tmp_path, {"argo/literal.yaml": template.replace("PATH", "'charts/{{env}}'")})
     assert releases(tmp_path) == []
+
+
+def test_a_release_readers_parse_is_handed_on_once_and_only_for_the_same_bytes(tmp_path):
+    """parsed_once: the run lints the readers' parse of a file only when it read the same bytes, and only once (a
+    second parse, a split run's worker or a fix's rerun, makes its own objects)."""
+    path = str(tmp_path / "app.yaml")
+    raw = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\n"
+    parses = Parses()
+    assert parses.load(path, raw) is parses.load(path, raw)  # the readers parse it once
+    kept = parses.taken(path)
+    assert parses.taken(path) is None
+    loaded = kept.take(raw, "deploy/app.yaml")
+    assert loaded.path == "deploy/app.yaml" and [d.path for d in loaded.documents] == ["deploy/app.yaml"]
+    assert loaded.documents[0].data["metadata"] == {"name": "app"}
+    assert kept.take(raw, "deploy/app.yaml") is None
+    parses.load(path, raw)
+    assert parses.taken(path).take(raw.replace(b"app", b"web"), "deploy/app.yaml") is None  # changed since read

@@ -95,13 +95,16 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
 
 def _autopilot(obj: KubeObject, ctx: CheckContext) -> Autopilot | None:
     """Whether the pod's cluster is GKE Autopilot, and on whose word: the inventory's, the configuration's
-    (``gke-autopilot``), else the repository's own files when the inventory says nothing of the cluster."""
+    (``gke-autopilot``), else the repository's own files when the inventory says nothing of the cluster.
+    ``gke-autopilot: false`` wins over both: the user says the linted files deploy elsewhere."""
     resolver, declared = ctx.resolver, ctx.config.gke_autopilot
+    if declared is False:
+        return None
     if resolver.autopilot:
         return Autopilot(_described_autopilot(resolver), "the cluster is GKE Autopilot: " + _evidence(resolver))
-    if declared is not None:
+    if declared:
         note = f"the configuration says gke-autopilot: true ({ctx.config.source or '.gpulint.yaml'})"
-        return Autopilot(True, note) if declared else None
+        return Autopilot(True, note)
     if resolver.gke_known or not obj.document.path:
         return None  # the inventory shows the cluster, and it is not Autopilot
     path = obj.document.path

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 from gpulint.lint.inputs.file_walk import Candidate, Walk
 from gpulint.lint.inputs.render.collect import Renderer
@@ -38,7 +39,10 @@ def collect_all(
     sources: list[Source] = []
     notes: list[str] = []
     collection = Collection(sources, notes)
-    renderer = Renderer(options.render, collection)
+    render = options.render
+    if render is not None and tuple(exclude) != render.exclude:
+        render = replace(render, exclude=tuple(exclude))
+    renderer = Renderer(render, collection)
     seen: set[tuple[int, int]] = set()
     stdin_read = False
     for path in paths:
@@ -82,7 +86,8 @@ def collect_all(
             seen.add(read.identity)
             fs_path = candidate.path if read.regular else None
             content = within_node_budget(display, read.content, options)
-            sources.append(Source(display, fs_path, content, values=renderer.values_file(display)))
+            parsed = renderer.parses.taken(candidate.path) if fs_path is not None else None
+            sources.append(Source(display, fs_path, content, values=renderer.values_file(display), parsed=parsed))
     return collection
 
 

@@ -54,6 +54,8 @@ class Walk:
     charts: bool = False  # yield chart directories (to be rendered) instead of their files
     directories: list[str] = field(default_factory=list)  # every directory walked (kustomizations are looked for there)
     select: Selection = MANIFESTS
+    max_depth: int | None = None  # how many folders below the root it enters (None: all)
+    max_entries: int = 0  # the walk ends once it has listed this many names, of any kind (0: never)
 
     def __post_init__(self) -> None:
         self.real_root = os.path.realpath(self.root)
@@ -61,16 +63,23 @@ class Walk:
     def files(self) -> Iterator[Candidate]:
         links: list[str] = []  # in-tree links come last, so a file is shown under its own name
         select = self.select
-        stack: list[tuple[str, Scope]] = [(self.root, scope_for_walk(self.real_root, self.notes))]
+        listed = 0
+        stack: list[tuple[str, Scope, int]] = [(self.root, scope_for_walk(self.real_root, self.notes), 0)]
         while stack:
-            directory, scope = stack.pop()
+            directory, scope, depth = stack.pop()
             if self.charts and is_chart(directory):
                 yield Candidate(directory, follow=False, chart=True)
-                stack.extend(reversed(list(self._crd_folders(directory, scope))))
+                stack.extend(
+                    (folder, inner, depth + 1) for folder, inner in reversed(list(self._crd_folders(directory, scope)))
+                )
                 continue
             self.directories.append(directory)
-            subdirs: list[tuple[str, Scope]] = []
-            for entry in self._entries(directory):
+            subdirs: list[tuple[str, Scope, int]] = []
+            entries = self._entries(directory)
+            listed += len(entries)
+            if self.max_entries and listed > self.max_entries:
+                return  # a tree of many files the selection does not take ends the walk too
+            for entry in entries:
                 path = os.path.normpath(os.path.join(directory, entry.name))
                 if (entry.name.startswith(".") and entry.name not in select.hidden) or excluded(path, self.exclude):
                     continue
@@ -82,7 +91,8 @@ class Walk:
                 if scope.ignored(entry.name, is_dir):
                     continue
                 if is_dir:
-                    subdirs.append((path, scope.enter(entry.name, path, self.notes)))
+                    if self.max_depth is None or depth < self.max_depth:
+                        subdirs.append((path, scope.enter(entry.name, path, self.notes), depth + 1))
                 elif entry.is_symlink():
                     links.append(path)
                 elif entry.is_file(follow_symlinks=False):

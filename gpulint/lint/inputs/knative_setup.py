@@ -11,10 +11,10 @@ A file counts when it names the ConfigMap (``config-features``) or a KnativeServ
 to ``enabled`` or ``allowed`` (Knative's values, case-insensitive: knative/serving pkg/apis/config/features.go
 asFlag). Shell scripts, Makefiles, GitHub workflows, Markdown and YAML files are read.
 
-An input of the run, like the sources: read at most once per run (LazySetup, on the first read by the check:
-only when neither the linted files nor the inventory hold config-features; a run that forks its workers reads
-it before they fork when one of its resolvers lacks config-features, lint.run, so every worker reads the same),
-over the work tree of each linted file that may hold an object the flags gate,
+An input of the run, like the sources: read at most once per run (run_setup.RunSetup, on the first read by the
+check: only when neither the linted files nor the inventory hold config-features; a run that forks its workers
+reads it before they fork when one of its resolvers lacks config-features, lint.run, so every worker reads the
+same), over the work tree of each linted file that may hold an object the flags gate,
 walked as ``gpulint check DIR`` walks (file_walk.Walk: .gitignore, ``.git/info/exclude`` and the configured
 ``exclude`` honoured), the sources' bytes reused. Bounded: at most MAX_FILES files, the first MAX_BYTES of each,
 hidden folders (but ``.github``) and vendored trees skipped, no symbolic link followed. An admission review, or
@@ -27,12 +27,10 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 
-from gpulint.lint.inputs.autopilot_setup import GPU_WORDS, ClusterWords, cluster_words
 from gpulint.lint.inputs.file_walk import Selection
 from gpulint.lint.inputs.repo_index import work_tree
-from gpulint.lint.inputs.setup_walk import known_contents, mentions, roots_mentioning, setup_files
+from gpulint.lint.inputs.setup_walk import known_contents, roots_mentioning, setup_files
 from gpulint.lint.inputs.sources import Source
 
 SETUP_FILES = Selection(
@@ -43,7 +41,7 @@ SETUP_FILES = Selection(
 )
 # Text without which a source holds no object whose pod fields the flags gate (a Knative Service or Configuration,
 # a KServe or KFServing InferenceService): a run whose sources hold none reads no setup file.
-_GATED = (b"serving.knative.dev", b"InferenceService")
+GATED = (b"serving.knative.dev", b"InferenceService")
 _CONTEXT = re.compile(r"config-features|\bKnativeServing\b")
 # "kubernetes.podspec-nodeselector": "enabled", kubernetes.podspec-tolerations: enabled, ...=Enabled
 _ENABLED = re.compile(r"(kubernetes\.podspec-[a-z0-9-]+)[\"']?\s*[:=]\s*[\"']?(?:enabled|allowed)\b", re.IGNORECASE)
@@ -67,34 +65,9 @@ class KnativeSetup:
 NO_SETUP = KnativeSetup()
 
 
-@dataclass
-class LazySetup:
-    """The setup of a run's sources, walked on the first read of ``setup`` (never, when nothing reads it)."""
-
-    sources: Sequence[Source] = ()
-    exclude: Sequence[str] = ()
-
-    @cached_property
-    def setup(self) -> KnativeSetup:
-        return knative_setup(self.sources, self.exclude)
-
-    @cached_property
-    def clusters(self) -> ClusterWords:
-        """The GKE clusters the sources' repositories create (lint/inputs/autopilot_setup.py)."""
-        return cluster_words(self.sources, self.exclude)
-
-    def may_walk_clusters(self) -> bool:
-        """Some source may hold a GPU pod: reading ``clusters`` may walk a work tree."""
-        return any(mentions(source, GPU_WORDS) for source in self.sources)
-
-    def may_walk(self) -> bool:
-        """Some source may hold an object the flags gate: reading ``setup`` may walk a work tree."""
-        return any(mentions(source, _GATED) for source in self.sources)
-
-
 def knative_setup(sources: Sequence[Source], exclude: Sequence[str] = ()) -> KnativeSetup:
     """The setup of the work trees of the ``sources`` that may hold an object the flags gate, each walked once."""
-    roots = roots_mentioning(sources, _GATED)
+    roots = roots_mentioning(sources, GATED)
     if not roots:
         return NO_SETUP
     known = known_contents(sources)

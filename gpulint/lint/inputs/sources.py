@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from gpulint.lint.inputs.parsed_once import Parsed
     from gpulint.lint.inputs.render.options import RenderOptions
     from gpulint.lint.inputs.render.rendered import Rendered
 
@@ -47,6 +48,8 @@ class Source:
     content: bytes | None = None  # read once by collect(); None: read fs_path when asked
     rendered: Rendered | None = None  # a chart or overlay (or piped `helm template` output): content is its output
     values: bool = False  # named like Helm values: only documents with both apiVersion and kind are objects
+    # the release readers' parse of the file, made while the sources were collected: the run lints it (parsed_once)
+    parsed: Parsed | None = field(default=None, compare=False, repr=False)
 
     def read(self) -> bytes:
         if self.rendered is not None:
@@ -61,7 +64,7 @@ class Source:
 
     def fresh(self) -> Source:
         """The same file, to be read again when linted (after --fix rewrote it)."""
-        return replace(self, content=None) if self.fs_path is not None else self
+        return replace(self, content=None, parsed=None) if self.fs_path is not None else self
 
 
 @dataclass(frozen=True)

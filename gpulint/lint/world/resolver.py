@@ -31,8 +31,9 @@ from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, name
 from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import effective_pod_spec, read_by_shape
 from gpulint.lint.inputs.autopilot_setup import NO_WORDS, ClusterWords
-from gpulint.lint.inputs.knative_setup import NO_SETUP, KnativeSetup, LazySetup
+from gpulint.lint.inputs.knative_setup import NO_SETUP, KnativeSetup
 from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
+from gpulint.lint.inputs.run_setup import RunSetup
 from gpulint.lint.world.inventory import (
     GANG_OBJECT_KINDS,
     ClusterInventory,
@@ -90,7 +91,7 @@ class Resolver:
         gates: FeatureGates = DEFAULT_GATES,
         declared: Declared = NOTHING_DECLARED,
         mapped: bool = False,
-        knative: LazySetup | None = None,
+        setup: RunSetup | None = None,
     ) -> None:
         self.linted = linted
         self.inventory = cluster  # None: no --inventory was given
@@ -98,20 +99,20 @@ class Resolver:
         self.gates = gates  # the target cluster's feature gates
         self.declared = declared  # the kinds the configuration declares complete (`complete:`)
         self.mapped = mapped  # the files of one cluster of `clusters:`: what they describe is that cluster
-        self._knative = knative  # the Knative flags the linted files' repositories turn on themselves, walked if read
+        self._setup = setup  # the linted files' repositories' own setup files, each reader walked if read
         self._run_facts: dict[str, Any] = {}  # key -> what run_fact() worked out of the linted set and cluster
 
     @property
     def knative_setup(self) -> KnativeSetup:
         """The Knative flags the linted files' own repositories turn on (their work trees walked on the first
         read: only a check that finds config-features unknown reads it)."""
-        return self._knative.setup if self._knative is not None else NO_SETUP
+        return self._setup.knative_flags if self._setup is not None else NO_SETUP
 
     @property
     def cluster_words(self) -> ClusterWords:
         """The GKE clusters the linted files' own repositories create, and which are Autopilot (their work trees
         walked on the first read: only autopilot-rejected reads it, on a GPU pod the inventory does not place)."""
-        return self._knative.clusters if self._knative is not None else NO_WORDS
+        return self._setup.clusters if self._setup is not None else NO_WORDS
 
     @property
     def gke_known(self) -> bool:

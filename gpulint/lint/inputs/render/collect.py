@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
+from gpulint.lint.inputs.parsed_once import Parses
 from gpulint.lint.inputs.render import layout
 from gpulint.lint.inputs.render.noise import not_kubernetes
 from gpulint.lint.inputs.render.options import RenderOptions
@@ -32,6 +33,7 @@ class Renderer:
         self._partial_files: dict[str, set[str]] = {}  # folder -> the patches its kustomizations read or leave
         self._rendered: set[str] = set()  # real paths of the charts and overlays rendered: each once
         self._releases: dict[str, Releases] = {}  # per repository: the releases it gives its charts
+        self.parses = Parses()  # the files the release readers parse, handed to the sources that are them
 
     def _first_time(self, directory: str) -> bool:
         key = os.path.realpath(directory)
@@ -310,7 +312,8 @@ class Renderer:
 
         root = boundary(directory, named)
         if root not in self._releases:
-            self._releases[root] = Releases(root)
+            assert self.options is not None
+            self._releases[root] = Releases(root, self.options.exclude, self.parses)
         return self._releases[root]
 
     def _overlay(self, kustomization: layout.Kustomization, display: str, named: str) -> Callable[[], Source] | None:

@@ -110,6 +110,7 @@ class ChartPlace:
     directory: str  # on disk
     display: str  # as shown in findings (the directory as the user named it)
     within: str = ""  # what may be read (gpulint.lint.inputs.render.view.boundary); empty: the directory's
+    exclude: tuple[str, ...] = ()  # the run's `exclude`: not read for values given elsewhere
 
     def file(self, source: str) -> tuple[str, str] | None:
         """``CHART/templates/x.yaml`` -> (path on disk, path shown); subcharts by their directory."""
@@ -177,7 +178,7 @@ def render_chart(
             label=release.label,
         )
     within = boundary(directory, named)
-    place = ChartPlace(chart_name(directory), os.path.abspath(directory), display, within)
+    place = ChartPlace(chart_name(directory), os.path.abspath(directory), display, within, options.exclude)
     rendered = Rendered("helm", display, release=settings.label)
     if not settings.given:  # the chart's own values are the release's
         rendered.held = _hub_values(place)
@@ -452,7 +453,7 @@ def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
     if required:
         return _Unset(*shown, required[0], "its template asks for it with `required`")
     root = place.within or boundary(place.directory)
-    elsewhere = GivenElsewhere(place.directory, root)  # read once for all the values judged
+    elsewhere = GivenElsewhere(place.directory, root, place.exclude)  # read once for all the values judged
     for value in read if values is not None else ():
         keys = value.split(".")
         asked = section.installed(keys) if section else keys  # as the parent's install gives it

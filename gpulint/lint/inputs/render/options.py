@@ -47,6 +47,8 @@ class RenderOptions:
     charts: dict[str, ChartSettings] = field(default_factory=dict)  # per chart directory (absolute)
     timeout: float = DEFAULT_TIMEOUT_SECONDS
     kubernetes_version: str = ""  # Capabilities.KubeVersion for the chart's templates
+    # the run's `exclude` (set by the collection): the walks for values given elsewhere honour it, as its own walk
+    exclude: tuple[str, ...] = ()
 
     def with_overrides(self, **changes: Any) -> RenderOptions:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})

@@ -22,8 +22,10 @@ Whether a repository URL names this repository is not knowable from its files: a
 as its own. An entry with a template (`{{`, `${`, Argo's `$values/` reference), a values file missing, or a
 ConfigMap not found is skipped: its values are not known, and the chart renders with its defaults as before.
 
-Bounded: at most MAX_ENTRIES names listed and MAX_FILES YAML files visited (`.git`, `node_modules`, `vendor`, hidden folders and charts' `templates/`
-skipped, no link followed), files of at most MAX_BYTES, at most MAX_RELEASES per chart.
+Walked as ``gpulint check DIR`` walks (file_walk.Walk: .gitignore, ``.git/info/exclude`` and the configured
+``exclude`` honoured). Bounded: at most MAX_ENTRIES names listed and MAX_FILES YAML files visited (`node_modules`,
+`vendor`, hidden folders and charts' `templates/` skipped, no link followed), files of at most MAX_BYTES, at most
+MAX_RELEASES per chart.
 """
 
 from __future__ import annotations
@@ -32,22 +34,29 @@ import base64
 import binascii
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.workloads import api_group
-from gpulint.lint.inputs.file_walk import read_head
+from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
 from gpulint.lint.inputs.loader import LocatedDocument, load_bytes
+from gpulint.lint.inputs.parsed_once import Parses
+from gpulint.lint.inputs.repo_index import shown_root
+from gpulint.lint.inputs.sources import SourceError
 from gpulint.lint.paths import is_within
 
 MAX_FILES = 5000  # YAML files read
 MAX_ENTRIES = 100_000  # names listed, of any kind: what bounds the walk's time
 MAX_BYTES = 512 * 1024
 MAX_RELEASES = 8
-_SKIPPED = frozenset({"node_modules", "vendor", "templates", "__pycache__"})
 _YAML = (".yaml", ".yml", ".gotmpl")
+_RELEASE_FILES = Selection(
+    suffixes=_YAML,
+    names=frozenset({"Kustomization"}),
+    skipped=frozenset({"node_modules", "vendor", "templates", "__pycache__"}),
+)
 _HELMFILE = re.compile(r"^helmfile(?:\.[\w-]+)*\.(?:ya?ml|gotmpl)$")
 _KUSTOMIZATION = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 # Markers that a YAML file may hold a ConfigMap or Secret a valuesFrom names.
@@ -81,6 +90,7 @@ class _File:
 @dataclass
 class _Scan:
     root: str
+    parses: Parses
     sources: list[_File] = field(default_factory=list)  # files that may give releases
     holders: list[_File] | None = None  # files that may hold ConfigMaps and Secrets (read when first asked)
     candidates: list[str] = field(default_factory=list)  # every YAML file visited, for the holders
@@ -346,7 +356,7 @@ def _held(scan: _Scan, kind: str, name: str, namespace: str, key: str) -> Iterat
         for path in scan.candidates:
             raw = read_head(path, MAX_BYTES + 1)
             if len(raw) <= MAX_BYTES and any(marker in raw for marker in _HOLDERS):
-                scan.holders.append(_File(path, load_bytes(path, raw).documents))
+                scan.holders.append(_File(path, scan.parses.load(path, raw).documents))
     for found in scan.holders:
         for document in found.documents:
             data = mapping(document.data)
@@ -448,14 +458,16 @@ SOURCES: tuple[tuple[str, Callable[[str, bytes, bool], bool], Callable[[_Scan, _
 class Releases:
     """The releases a repository gives its charts, found by one bounded walk (when first asked)."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, exclude: Sequence[str] = (), parses: Parses | None = None) -> None:
         self.root = os.path.realpath(root)
+        self.exclude = tuple(exclude)
+        self.parses = parses if parses is not None else Parses()  # the collection's: the run lints these parses
         self._by_chart: dict[str, list[Release]] | None = None
 
     def of(self, chart: str) -> list[Release]:
         if self._by_chart is None:
             self._by_chart = {}
-            scan = _walk(self.root)
+            scan = _walk(self.root, self.exclude, self.parses)
             for found in scan.sources:
                 for read in found.readers:
                     for release in read(scan, found):
@@ -465,33 +477,30 @@ class Releases:
         return self._by_chart.get(os.path.realpath(chart), [])[:MAX_RELEASES]
 
 
-def _walk(root: str) -> _Scan:
-    scan = _Scan(root)
-    visited = entries = 0
-    for directory, subdirectories, files in os.walk(root):
-        entries += len(subdirectories) + len(files)
-        if entries > MAX_ENTRIES:
-            return scan  # a tree of many files that are not YAML ends the walk too
-        subdirectories[:] = sorted(
-            d
-            for d in subdirectories
-            if not d.startswith(".") and d not in _SKIPPED and not os.path.islink(os.path.join(directory, d))
-        )
-        in_helmfile_d = os.path.basename(directory) == "helmfile.d"
-        for name in sorted(files):
-            if not name.endswith(_YAML) and name != "Kustomization":
-                continue
+def _walk(root: str, exclude: Sequence[str], parses: Parses) -> _Scan:
+    """The repository's YAML files, walked as ``gpulint check DIR`` walks (file_walk.Walk: .gitignore,
+    ``.git/info/exclude`` and the configured ``exclude`` honoured, hidden folders skipped, no link followed)."""
+    scan = _Scan(root, parses)
+    shown = shown_root(root)  # as the manifest walk shows paths, for `exclude` to match alike
+    walk = Walk(shown, exclude, [], select=_RELEASE_FILES, max_entries=MAX_ENTRIES)  # notes: the manifest walk's
+    visited = 0
+    try:
+        for candidate in walk.files():
+            name = os.path.basename(candidate.path)
+            if candidate.follow or not (name.endswith(_YAML) or name == "Kustomization"):
+                continue  # in-tree links come last: none is followed
             visited += 1
             if visited > MAX_FILES:
                 return scan
-            path = os.path.join(directory, name)
-            if os.path.islink(path):
-                continue
+            path = os.path.join(root, os.path.relpath(candidate.path, shown))
+            in_helmfile_d = os.path.basename(os.path.dirname(path)) == "helmfile.d"
             scan.candidates.append(path)
             raw = read_head(path, MAX_BYTES + 1)
             if len(raw) > MAX_BYTES:
                 continue
             readers = tuple(read for _what, holds, read in SOURCES if holds(name, raw, in_helmfile_d))
             if readers:
-                scan.sources.append(_File(path, load_bytes(path, raw).documents, readers))
+                scan.sources.append(_File(path, parses.load(path, raw).documents, readers))
+    except SourceError:
+        pass  # a folder that cannot be read ends the walk: what came before it stands
     return scan

@@ -6,9 +6,10 @@ folder above; a chart's `ci/*-values.yaml`), or a `--set KEY=...` a README, scri
 (NVIDIA/k8s-dra-driver-gpu's chart fails on its own default until `--set gpuResourcesEnabledOverride=true`,
 which docs/install.md gives). Such a value is the installer's, not a template's typo.
 
-Bounded: the chart's folder two levels deep (its templates/, charts/ and crds/ skipped), the files directly in
-at most MAX_LEVELS folders above it inside the repository and in their `docs`/`doc` folders (two levels), at
-most MAX_FILES files, the first MAX_BYTES of each; no link followed.
+Walked as ``gpulint check DIR`` walks (file_walk.Walk: .gitignore, ``.git/info/exclude`` and the configured
+``exclude`` honoured, hidden entries skipped). Bounded: the chart's folder two levels deep (its templates/, charts/
+and crds/ skipped), the files directly in at most MAX_LEVELS folders above it inside the repository and in their
+`docs`/`doc` folders (two levels), at most MAX_FILES files, the first MAX_BYTES of each; no link followed.
 """
 
 from __future__ import annotations
@@ -16,12 +17,15 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from gpulint.kube.fields import dig
-from gpulint.lint.inputs.file_walk import read_head
+from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
+from gpulint.lint.inputs.gitignore import scope_for_walk
 from gpulint.lint.inputs.loader import load_bytes
+from gpulint.lint.inputs.repo_index import shown_root
+from gpulint.lint.inputs.sources import SourceError, excluded
 from gpulint.lint.paths import is_within
 
 MAX_FILES = 200
@@ -48,16 +52,17 @@ class GivenElsewhere:
     """The chart's candidate files, read once (lazily, at the first key asked about) and searched per key:
     a failing chart asks about up to MAX_VALUES_READ values, each of which would otherwise walk them again."""
 
-    def __init__(self, chart: str, root: str) -> None:
+    def __init__(self, chart: str, root: str, exclude: Sequence[str] = ()) -> None:
         self.chart = chart
         self.root = root
+        self.exclude = tuple(exclude)
         self._texts: list[_Text] | None = None
 
     def texts(self) -> list[_Text]:
         if self._texts is None:
             own = os.path.realpath(os.path.join(self.chart, "values.yaml"))
             self._texts = []
-            for path in itertools.islice(_candidates(self.chart, self.root), MAX_FILES):
+            for path in itertools.islice(_candidates(self.chart, self.root, self.exclude), MAX_FILES):
                 raw = read_head(path, MAX_BYTES)
                 if not raw:
                     continue
@@ -104,35 +109,40 @@ def _scalar(text: str) -> object:
     return {"true": True, "false": False}.get(text, text)
 
 
-def _candidates(chart: str, root: str) -> Iterator[str]:
-    """The chart's own files (two levels), then the files directly in each folder above it, nearest first."""
-    for directory, subdirectories, files in os.walk(chart):
-        depth = os.path.relpath(directory, chart).count(os.sep) + (directory != chart)
-        subdirectories[:] = sorted(
-            d for d in subdirectories if d not in _SKIPPED and not d.startswith(".") and depth < 2
-        )
-        yield from _texts(directory, files)
+def _candidates(chart: str, root: str, exclude: tuple[str, ...]) -> Iterator[str]:
+    """The chart's own files (two levels), then the files directly in each folder above it, nearest first, and
+    their docs."""
+    yield from _walked(chart, exclude, 2, _SKIPPED)
     current = os.path.abspath(chart)
     for _ in range(MAX_LEVELS):
         above = os.path.dirname(current)
         if above == current or not is_within(above, root):
             return
         current = above
-        try:
-            names = os.listdir(current)
-        except OSError:
-            return
-        yield from _texts(current, names)
+        yield from _walked(current, exclude, 0)
         for guide in ("docs", "doc"):
             folder = os.path.join(current, guide)
-            if guide in names and not os.path.islink(folder):
-                for directory, subdirectories, files in os.walk(folder):
-                    subdirectories[:] = sorted(d for d in subdirectories if directory == folder)
-                    yield from _texts(directory, files)
+            if os.path.isdir(folder) and not os.path.islink(folder) and not _left_out(folder, exclude):
+                yield from _walked(folder, exclude, 1)
 
 
-def _texts(directory: str, names: list[str]) -> Iterator[str]:
-    for name in sorted(names):
-        path = os.path.join(directory, name)
-        if (name.endswith(_TEXTS) or name in _TEXT_NAMES) and not os.path.islink(path) and os.path.isfile(path):
-            yield path
+def _left_out(folder: str, exclude: tuple[str, ...]) -> bool:
+    """A folder the walk of the one above it would not enter (walked alone, its own rules alone would apply)."""
+    above, name = os.path.split(os.path.realpath(folder))
+    return excluded(os.path.normpath(shown_root(folder)), exclude) or scope_for_walk(above, []).ignored(name, True)
+
+
+def _walked(folder: str, exclude: tuple[str, ...], depth: int, skipped: frozenset[str] = frozenset()) -> Iterator[str]:
+    """The texts of ``folder`` to ``depth`` folders down, walked as ``gpulint check DIR`` walks (file_walk.Walk:
+    .gitignore, ``.git/info/exclude`` and the configured ``exclude`` honoured, hidden entries skipped, no link
+    followed); a folder that cannot be read ends it."""
+    shown = shown_root(folder)  # as the manifest walk shows paths, for `exclude` to match alike
+    select = Selection(suffixes=_TEXTS, names=_TEXT_NAMES, skipped=skipped)
+    walk = Walk(shown, exclude, [], select=select, max_depth=depth)  # its notes are the manifest walk's
+    try:
+        for candidate in walk.files():
+            name = os.path.basename(candidate.path)
+            if not candidate.follow and (name.endswith(_TEXTS) or name in _TEXT_NAMES):
+                yield os.path.join(folder, os.path.relpath(candidate.path, shown))
+    except SourceError:
+        return
