@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from gpulint.kube.crd_templates import SchemaBound
 from gpulint.kube.fields import type_name
 from gpulint.kube.validation import scheduling
+from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import read_by_shape
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity, first_line
@@ -70,7 +71,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     pod_template_file = obj.kind == "Pod" and _POD_TEMPLATE_FILE.search(os.path.basename(obj.document.path))
     status_reset = (obj.ref.group, obj.kind) in STATUS_RESET
-    for error in ctx.schemas.validate(data):
+    errors = ctx.schemas.validate(data)
+    mutators = ctx.resolver.mutating_webhooks_on_create(data) if any(e.rule == "Required" for e in errors) else []
+    for error in errors:
         if error.rule in VALUE_RULES and (
             (status_reset and error.path[:1] == ("status",))
             or scheduling.dropped(obj.kind, obj.api_version, error.path, ctx.config.gates)
@@ -79,6 +82,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         where = field_path(error.path) or obj.kind
         if pod_template_file and error.path == ("spec",) and '"containers" is required' in error.message:
             continue  # a Spark or Flink pod template file: the driver adds the containers it runs
+        if error.rule == "Required" and mutators:
+            yield _may_be_set(obj, mutators)
+            continue
         if error.unknown_field:
             lead = f'unknown field "{where}" in {obj.api_version} {obj.kind}'
             origin = ctx.schemas.origin(obj.api_version, obj.kind)
@@ -110,6 +116,21 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             severity=Severity.INFO,
             run_note=True,
         )
+
+
+def _may_be_set(obj: KubeObject, mutators: list[str]) -> Diagnostic:
+    """A required field missing from an object a mutating webhook may change on create: admission calls the
+    webhook before the schema check, and a patch may add the field (a controller-runtime defaulter re-marshals the
+    whole object, so a field without ``omitempty`` comes back as its zero value): not checked, said once per kind."""
+    return Diagnostic(
+        RULE_ID,
+        ("kind",),
+        f"required fields of {obj.api_version} {obj.kind} not checked: mutating webhook "
+        f"{first_and_more([repr(name) for name in mutators])} may set them (mutating admission runs before the schema check)",
+        severity=Severity.INFO,
+        pinned=True,
+        run_note=True,
+    )
 
 
 def _api_version_cased_otherwise(data: dict) -> tuple[str, str] | None:

@@ -70,6 +70,7 @@ INVENTORY_KINDS = (
     *WORKLOAD_RUNTIME_KINDS,
     "NetworkAttachmentDefinition",
     "DaemonSet",  # the cluster's: their pods land first on a node a pool adds (Karpenter's daemonset overhead)
+    "MutatingWebhookConfiguration",  # what they may add before the schema check is not missing
 )
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 DUPLICATE_CHECKED_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")  # read once per name
@@ -128,6 +129,7 @@ class ClusterInventory:
     admission_objects: list[dict[str, Any]] = field(default_factory=list)  # ADMISSION_KINDS, in file order
     daemon_sets: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (namespace, name)
     crds: list[InventoryObject] = field(default_factory=list)  # their schemas validate the linted custom resources
+    mutating_webhooks: list[dict[str, Any]] = field(default_factory=list)  # MutatingWebhookConfigurations
     # (namespace, name) -> a Multus NetworkAttachmentDefinition's annotations (its CNI config is not kept)
     network_attachments: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     # (namespace, name) -> the ConfigMap's keys (its values are not kept: they may be large)
@@ -282,6 +284,8 @@ class ClusterInventory:
             self.admission_objects.append(obj.data)
         elif kind == "DaemonSet" and group == "apps":
             self.daemon_sets.setdefault((obj.ref.namespace, name), obj.data)
+        elif kind == "MutatingWebhookConfiguration" and group == "admissionregistration.k8s.io":
+            self.mutating_webhooks.append(obj.data)
 
     def second_copy(self, obj: KubeObject, file: str) -> FieldError | None:
         """A ResourceSlice, DeviceClass or DeviceTaintRule whose name an object read before has, with another spec:

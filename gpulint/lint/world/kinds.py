@@ -180,6 +180,17 @@ KINDS: tuple[KindRow, ...] = (
     # autoscalers that set a workload's replicas (spec.scaleTargetRef): its count is theirs, not its manifest's
     _row("autoscaling", "HorizontalPodAutoscaler", ("v2", "v1"), "horizontalpodautoscalers", True, True, _L, _NEVER),
     _row("keda.sh", "ScaledObject", ("v1alpha1",), "scaledobjects", True, True, _L, _NEVER),
+    # mutating admission runs before the schema check: a required field a webhook may add is not missing
+    _row(
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+        ("v1",),
+        "mutatingwebhookconfigurations",
+        False,
+        True,
+        _L,
+        _NEVER,
+    ),
     # the scheduler names a cluster answers to: profiles of a KubeSchedulerConfiguration (no API lists them)
     _row(SCHEDULER_CONFIG_GROUP, "KubeSchedulerConfiguration", ("v1",), "", False, False, _L, _DECLARED),
 )

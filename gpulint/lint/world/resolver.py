@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpulint.kube import knative, kserve, kserve_runtimes, networks, trainjob
+from gpulint.kube import knative, kserve, kserve_runtimes, mutating_webhooks, networks, trainjob
 from gpulint.kube.crd_templates import CrdTemplates, SchemaBound
 from gpulint.kube.dra import compute_domain
 from gpulint.kube.dra.gates import DraFeatures, gates_in_use
@@ -22,6 +22,7 @@ from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.gangs.members import group_references, joiner_key
 from gpulint.kube.gpu_stack import gpu_nodes
+from gpulint.kube.mutating_webhooks import Scope
 from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.labels import any_pooled
 from gpulint.kube.queueing.batch_queues import BatchQueue
@@ -43,7 +44,7 @@ from gpulint.lint.world.inventory import (
     dra_extended_resources,
     slices_by_node,
 )
-from gpulint.lint.world.kinds import Declared
+from gpulint.lint.world.kinds import KINDS, Declared
 from gpulint.lint.world.rejections import Rejection
 
 if TYPE_CHECKING:  # the admission models are imported where a run meets a queue or a namespace policy
@@ -818,6 +819,48 @@ class Resolver:
     def inventory_crds(self) -> list[tuple[dict[str, Any], str]]:
         """(CRD, file) from the inventory: the cluster's, whatever the file."""
         return [(obj.data, obj.file) for obj in self._cluster.crds]
+
+    @cached_property
+    def _mutating_configurations(self) -> list[dict[str, Any]]:
+        """The MutatingWebhookConfigurations of the linted files, then the inventory's."""
+        linted = [obj.data for obj in self.linted.of_kind(mutating_webhooks.GROUP, mutating_webhooks.KIND)]
+        return linted + self._cluster.mutating_webhooks
+
+    @cached_property
+    def _resource_names(self) -> dict[tuple[str, str], tuple[str, Scope]]:
+        """(group, Kind) -> its resource and scope: the kind table's rows, then the run's CRDs (the linted first)."""
+        found = {row.key: (row.plural, Scope.NAMESPACED if row.namespaced else Scope.CLUSTER) for row in KINDS}
+        for crd, _ in reversed(self.custom_resource_definitions):
+            spec = mapping(crd.get("spec"))
+            names = mapping(spec.get("names"))
+            group, kind, plural = text(spec.get("group")), text(names.get("kind")), text(names.get("plural"))
+            if kind and plural:
+                scope = Scope.CLUSTER if spec.get("scope") == "Cluster" else Scope.NAMESPACED
+                found[(group, kind)] = (plural, scope)
+        return found
+
+    def mutating_webhooks_on_create(self, data: dict[str, Any]) -> list[str]:
+        """The mutating webhooks (of the linted files or the inventory) the API server may call when the object is
+        created, before it validates the object: what they add is not missing (kube/mutating_webhooks.py)."""
+        configurations = self._mutating_configurations
+        api_version, kind = text(data.get("apiVersion")), text(data.get("kind"))
+        if not configurations or not kind or not api_version:
+            return []
+        group, _, version = api_version.rpartition("/")
+        plural, scope = self._resource_names.get((group, kind), (mutating_webhooks.guessed_plural(kind), Scope.UNKNOWN))
+        metadata = mapping(data.get("metadata"))
+        namespace = text(metadata.get("namespace"))
+        namespace_labels: dict[str, Any] | None = None
+        if namespace and namespace in self.namespaces:
+            namespace_labels = {
+                **mapping(mapping(self.namespaces[namespace].get("metadata")).get("labels")),
+                mutating_webhooks.NAMESPACE_NAME_LABEL: namespace,
+            }
+        request = mutating_webhooks.CreateRequest(
+            group, version, plural, scope, mapping(metadata.get("labels")), namespace_labels
+        )
+        names = (name for found in configurations for name in mutating_webhooks.mutating_webhooks(found, request))
+        return list(dict.fromkeys(names))  # a repository may hold two copies of one configuration
 
     @cached_property
     def objects(self) -> list[dict[str, Any]]:
