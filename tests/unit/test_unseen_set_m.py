@@ -393,3 +393,34 @@ def test_a_folder_that_only_holds_the_word_patch_is_no_patch_folder(repo, render
     write_tree(repo, files)
     result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
     assert "deploy/dispatcher/job.yaml" in {f[0] for f in serious(result)}, result.stdout
+
+
+# Cluster API Azure's aks-clusterclass flavor: its kustomization reads no patches any more, and its patches/ folder
+# still holds the partial AzureManagedControlPlaneTemplate it once patched with
+AKS_CLUSTERCLASS = {
+    "templates/flavors/aks-clusterclass/kustomization.yaml": "namespace: default\nresources:\n- cm.yaml\n",
+    "templates/flavors/aks-clusterclass/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n",
+    "templates/flavors/aks-clusterclass/patches/identity-ref.yaml": KUBEFLOW[
+        "apps/poddefaults/base/patches/add_service_account.yaml"
+    ],
+}
+
+
+@pytest.mark.parametrize("named", [".", "templates/flavors/aks-clusterclass/patches/identity-ref.yaml"])
+def test_a_patches_folder_of_an_overlay_that_reads_no_patches_is_not_linted(repo, render_tools, named):
+    write_tree(repo, AKS_CLUSTERCLASS)
+    result = run_cli("check", named, "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert serious(result) == [], result.stdout
+
+
+def test_a_patches_folder_that_is_an_overlay_itself_is_linted(repo, render_tools):
+    # the trap: patches/ has its own kustomization (an overlay), so what it lists is rendered and refused
+    files = {
+        **AKS_CLUSTERCLASS,
+        "templates/flavors/aks-clusterclass/patches/kustomization.yaml": "resources:\n- identity-ref.yaml\n",
+    }
+    write_tree(repo, files)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert {f[0] for f in serious(result)} == {"templates/flavors/aks-clusterclass/patches/identity-ref.yaml"}, (
+        result.stdout
+    )

@@ -165,7 +165,7 @@ def unused_patch_files(kustomizations: list[Kustomization]) -> dict[str, str]:
     used = consumed_files(kustomizations)
     unused: dict[str, str] = {}
     for k in kustomizations:
-        for directory in dict.fromkeys([k.directory, *(os.path.dirname(f) for f in k.local_files)]):
+        for directory in dict.fromkeys([k.directory, *(os.path.dirname(f) for f in k.local_files), *_patch_folders(k)]):
             try:
                 names = sorted(os.listdir(directory))
             except OSError:
@@ -178,6 +178,27 @@ def unused_patch_files(kustomizations: list[Kustomization]) -> dict[str, str]:
                     if real not in used and os.path.isfile(real):
                         unused.setdefault(real, k.path)
     return unused
+
+
+def _patch_folders(k: Kustomization) -> list[str]:
+    """The folders named for patches directly inside an overlay's folder, read from or not (Cluster API Azure's
+    ``templates/flavors/aks-clusterclass/patches``, left when the flavor stopped patching): what they hold is
+    patches by their name and place. One holding a kustomization of its own is an overlay or a component, not
+    patches."""
+    try:
+        entries = sorted(os.listdir(k.directory))
+    except OSError:
+        return []
+    found = []
+    for name in entries:
+        folder = os.path.join(k.directory, name)
+        if _PATCH_FOLDER.search(name) is not None and os.path.isdir(folder) and not _has_kustomization(folder):
+            found.append(folder)
+    return found
+
+
+def _has_kustomization(directory: str) -> bool:
+    return any(os.path.isfile(os.path.join(directory, name)) for name in KUSTOMIZATION_FILES)
 
 
 def disabled_directories(kustomizations: list[Kustomization]) -> set[str]:
