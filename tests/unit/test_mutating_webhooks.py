@@ -109,6 +109,7 @@ TEMPLATE = """
 
 
 TEMPLATE_PATH = "templates/cluster-template-clusterclass-rke2.yaml"
+FLAVOR_FILE = "templates/flavors/gpu/machine.yaml"
 
 
 def capz(root, configuration: str | None) -> None:
@@ -273,3 +274,21 @@ def test_a_pods_containers_stay_required_beside_a_webhook_for_deployments():
     assert [f.message for f in found if f.severity is Severity.ERROR] == [
         'spec: Required value: "containers" is required'
     ]
+
+
+# -------------------------------------------- a file named alone in a kustomize folder reads the repository's index
+
+
+@pytest.mark.parametrize(("configuration", "refused"), [(None, [(FLAVOR_FILE, 9)]), (webhooks(), [])])
+def test_a_flavor_file_named_alone_is_judged_by_the_work_trees_crds_and_webhooks(
+    repo, render_tools, configuration, refused
+):
+    """pre-commit names a flavor's file: gpulint builds its overlay, and the CRD and webhook configuration of the
+    rest of the work tree judge what it builds (before, the overlay's objects met no CRD: nothing was checked)."""
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    capz(repo, configuration)
+    write_tree(
+        repo, {FLAVOR_FILE: TEMPLATE, "templates/flavors/gpu/kustomization.yaml": "resources:\n- machine.yaml\n"}
+    )
+    found = findings(FLAVOR_FILE, "--kubectl", render_tools["kubectl"])
+    assert [(f["path"], f["line"]) for f in found if f["severity"] == "error"] == refused

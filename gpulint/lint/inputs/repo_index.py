@@ -73,12 +73,14 @@ class RepoContext:
 
 
 def repository_of(sources: Sequence[Source]) -> str | None:
-    """The git work tree that holds every linted file on disk (None: none, or several)."""
+    """The git work tree that holds every linted file on disk and every chart or overlay rendered (None: none, or
+    several)."""
     roots = set()
     for source in sources:
-        if source.fs_path is None:
-            continue
-        roots.add(work_tree(os.path.dirname(os.path.realpath(source.fs_path))))
+        if source.fs_path is not None:
+            roots.add(work_tree(os.path.dirname(os.path.realpath(source.fs_path))))
+        elif source.rendered is not None:  # a file named alone that its chart or overlay renders in its place
+            roots.add(work_tree(os.path.realpath(source.rendered.directory)))
     return roots.pop() if len(roots) == 1 and None not in roots else None
 
 
@@ -114,6 +116,8 @@ def build_context(
     always, cached with the objects)."""
     context = RepoContext(root, pods=pods)
     linted_files = {_identity(source.fs_path) for source in linted if source.fs_path is not None}
+    # a chart or overlay rendered in place of a file named alone: its own files are linted through the render
+    rendered = tuple(os.path.abspath(s.rendered.directory) + os.sep for s in linted if s.rendered is not None)
     cache = _load_cache(root) if use_cache else {}
     fresh: dict[str, dict[str, Any]] = {}
     shown = shown_root(root)
@@ -132,6 +136,8 @@ def build_context(
         except OSError:
             continue
         if (info.st_dev, info.st_ino) in linted_files or not stat.S_ISREG(info.st_mode):
+            continue
+        if rendered and os.path.abspath(path).startswith(rendered):
             continue
         key = _key(path, shown, root, candidate.follow)
         signature: Stat = (info.st_size, info.st_mtime_ns, info.st_ino)
