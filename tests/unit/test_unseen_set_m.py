@@ -424,3 +424,38 @@ def test_a_patches_folder_that_is_an_overlay_itself_is_linted(repo, render_tools
     assert {f[0] for f in serious(result)} == {"templates/flavors/aks-clusterclass/patches/identity-ref.yaml"}, (
         result.stdout
     )
+
+
+# ------------------------------------------- a base's file named alone is built as the overlay over it builds it
+
+# kubeflow/manifests' notebook-controller: manager/ is a base that default/ builds with the commonLabels that make the
+# Deployment's selector; base/ builds default/, and overlays/kubeflow builds base/.
+NOTEBOOK_CONTROLLER = {
+    "upstream/manager/kustomization.yaml": "resources:\n- manager.yaml\n",
+    "upstream/manager/manager.yaml": KUBEFLOW["apps/poddefaults/base/deployment.yaml"],
+    "upstream/default/kustomization.yaml": """
+        namespace: notebook-controller-system
+        namePrefix: notebook-controller-
+        commonLabels:
+          app: notebook-controller
+        bases:
+        - ../manager
+        """,
+    "upstream/base/kustomization.yaml": "resources:\n- ../default\n",
+    "upstream/overlays/kubeflow/kustomization.yaml": "resources:\n- ../../base\nnamespace: kubeflow\n",
+}
+
+
+def test_a_bases_file_named_alone_is_built_by_the_overlays_over_it(repo, render_tools):
+    write_tree(repo, NOTEBOOK_CONTROLLER)
+    result = run_cli("check", "upstream/manager/manager.yaml", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert serious(result) == [], result.stdout
+
+
+def test_a_base_no_overlay_builds_is_built_alone(repo, render_tools):
+    # the trap: nothing builds manager/ with labels, so its Deployment has no selector however it is applied
+    write_tree(repo, {k: v for k, v in NOTEBOOK_CONTROLLER.items() if k.startswith("upstream/manager/")})
+    result = run_cli("check", "upstream/manager/manager.yaml", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert [(f[0], f[2], f[3]) for f in serious(result)] == [
+        ("upstream/manager/manager.yaml", "schema-invalid", "error")
+    ], result.stdout

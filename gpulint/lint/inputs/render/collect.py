@@ -30,6 +30,7 @@ class Renderer:
         self.collection = collection
         self._tools: dict[str, Tool | None] = {}
         self._kustomizations: dict[str, list[layout.Kustomization]] = {}
+        self._neighbour_sets: dict[str, list[layout.Kustomization]] = {}  # folder -> the kustomizations under it
         self._partial_files: dict[str, set[str]] = {}  # folder -> the patches its kustomizations read or leave
         self._rendered: set[str] = set()  # real paths of the charts and overlays rendered: each once
         self._releases: dict[str, Releases] = {}  # per repository: the releases it gives its charts
@@ -135,11 +136,30 @@ class Renderer:
                 "overlays that list the Component render it"
             )
             return True
+        builder = layout.built_by(kustomization, self._neighbours(kustomization.directory))
+        if builder is not kustomization:  # a base: built as the overlay over it builds it
+            display = os.path.normpath(os.path.join(display, os.path.relpath(builder.directory, directory)))
+            kustomization, directory = builder, builder.directory
         if self._first_time(directory):
             job = self._overlay(kustomization, display, path)
             if job is not None:
                 sources.append(job())
         return self.kustomize_tool() is not None  # without one, the overlay's warning, and the file read raw
+
+    def _neighbours(self, directory: str) -> list[layout.Kustomization]:
+        """The kustomizations under the folder above an overlay's (its siblings' and their subfolders'), where the
+        overlays that build a base usually are; the walk honours .gitignore and is bounded."""
+        from gpulint.lint.inputs.file_walk import Walk
+
+        region = os.path.dirname(directory)
+        if region not in self._neighbour_sets:
+            walk = Walk(region, ())
+            for count, _ in enumerate(walk.files()):
+                if count >= MAX_NEIGHBOUR_FILES:
+                    break
+            found = (layout.kustomization_file(d) for d in walk.directories)
+            self._neighbour_sets[region] = [layout.read_kustomization(f) for f in found if f is not None]
+        return self._neighbour_sets[region]
 
     def _owner(self, path: str) -> tuple[str, str] | None:
         from gpulint.lint.inputs.render.noise import values_file
@@ -347,6 +367,7 @@ def _built_from(
     return [by_directory[d] for d in listed if d in by_directory]
 
 
+MAX_NEIGHBOUR_FILES = 2_000  # files walked around a named file's overlay for the overlays that build it
 MAX_PARALLEL_RENDERS = 4  # renderers are processes: threads only wait for them
 
 

@@ -315,6 +315,31 @@ def roots(kustomizations: list[Kustomization]) -> list[Kustomization]:
     return [k for k in kustomizations if os.path.realpath(k.directory) not in used]
 
 
+MAX_BUILDER_LEVELS = 4  # overlays over a base: kubeflow's manager/ <- default/ <- base/ <- overlays/kubeflow
+
+
+def built_by(base: Kustomization, neighbours: list[Kustomization]) -> Kustomization:
+    """The overlay that really builds ``base``: the first of ``neighbours`` (by path) that lists it as a resource,
+    and so on up, at most MAX_BUILDER_LEVELS; ``base`` itself when none does. A base's file built alone misses
+    what its overlays give it (kubeflow/manifests' notebook-controller ``manager/manager.yaml``: a Deployment
+    whose selector ``default/``'s ``commonLabels`` makes). Components are no builders: kustomize builds them only
+    inside an overlay."""
+    by_directory = {os.path.realpath(k.directory): k for k in neighbours if k.data.get("kind") != "Component"}
+    builders: dict[str, list[Kustomization]] = {}
+    for _, k in sorted(by_directory.items()):
+        for listed in dict.fromkeys(map(os.path.realpath, k.local_dirs)):
+            builders.setdefault(listed, []).append(k)
+    current, seen = base, {os.path.realpath(base.directory)}
+    for _ in range(MAX_BUILDER_LEVELS):
+        listing = builders.get(os.path.realpath(current.directory), [])
+        found = [k for k in listing if os.path.realpath(k.directory) not in seen]
+        if not found:
+            break
+        current = found[0]
+        seen.add(os.path.realpath(current.directory))
+    return current
+
+
 def closure(root: Kustomization, kustomizations: list[Kustomization]) -> list[Kustomization]:
     """The overlay and every base and component of the set it builds from, transitively."""
     by_directory = {os.path.realpath(k.directory): k for k in kustomizations}
