@@ -459,3 +459,18 @@ def test_a_base_no_overlay_builds_is_built_alone(repo, render_tools):
     assert [(f[0], f[2], f[3]) for f in serious(result)] == [
         ("upstream/manager/manager.yaml", "schema-invalid", "error")
     ], result.stdout
+
+
+def test_an_overlay_over_a_base_that_lists_a_remote_resource_is_not_its_builder(repo, render_tools):
+    # the trap for the builder: overlays/kubeflow also lists a remote base gpulint does not fetch; default/ builds
+    files = {
+        **NOTEBOOK_CONTROLLER,
+        "upstream/overlays/kubeflow/kustomization.yaml": """
+            resources:
+            - ../../base
+            - https://github.com/kubeflow/manifests/common/istio/kubeflow-istio-resources/base?ref=v1.10.0
+            """,
+    }
+    write_tree(repo, files)
+    result = run_cli("check", "upstream/manager/manager.yaml", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert serious(result) == [], result.stdout

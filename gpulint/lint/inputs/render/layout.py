@@ -323,8 +323,11 @@ def built_by(base: Kustomization, neighbours: list[Kustomization]) -> Kustomizat
     and so on up, at most MAX_BUILDER_LEVELS; ``base`` itself when none does. A base's file built alone misses
     what its overlays give it (kubeflow/manifests' notebook-controller ``manager/manager.yaml``: a Deployment
     whose selector ``default/``'s ``commonLabels`` makes). Components are no builders: kustomize builds them only
-    inside an overlay."""
-    by_directory = {os.path.realpath(k.directory): k for k in neighbours if k.data.get("kind") != "Component"}
+    inside an overlay; nor is an overlay with a remote resource, which gpulint does not fetch (its failure would
+    leave the file unchecked where the overlay below it builds)."""
+    by_directory = {
+        os.path.realpath(k.directory): k for k in neighbours if k.data.get("kind") != "Component" and not k.remote
+    }
     builders: dict[str, list[Kustomization]] = {}
     for _, k in sorted(by_directory.items()):
         for listed in dict.fromkeys(map(os.path.realpath, k.local_dirs)):
