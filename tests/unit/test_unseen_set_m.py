@@ -4,6 +4,7 @@ is copied)."""
 
 from __future__ import annotations
 
+import subprocess
 import textwrap
 
 import pytest
@@ -447,9 +448,19 @@ NOTEBOOK_CONTROLLER = {
 
 
 def test_a_bases_file_named_alone_is_built_by_the_overlays_over_it(repo, render_tools):
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)  # the overlays over it are looked for in its work tree
     write_tree(repo, NOTEBOOK_CONTROLLER)
     result = run_cli("check", "upstream/manager/manager.yaml", "--kubectl", render_tools["kubectl"], "--format", "json")
     assert serious(result) == [], result.stdout
+
+
+def test_outside_a_work_tree_a_bases_file_is_built_as_named(repo, render_tools):
+    # the trap for the walk: no git work tree bounds it, so gpulint looks for no overlay over the base
+    write_tree(repo, NOTEBOOK_CONTROLLER)
+    result = run_cli("check", "upstream/manager/manager.yaml", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert [(f[0], f[2]) for f in serious(result)] == [("upstream/manager/manager.yaml", "schema-invalid")], (
+        result.stdout
+    )
 
 
 def test_a_base_no_overlay_builds_is_built_alone(repo, render_tools):
@@ -471,6 +482,7 @@ def test_an_overlay_over_a_base_that_lists_a_remote_resource_is_not_its_builder(
             - https://github.com/kubeflow/manifests/common/istio/kubeflow-istio-resources/base?ref=v1.10.0
             """,
     }
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
     write_tree(repo, files)
     result = run_cli("check", "upstream/manager/manager.yaml", "--kubectl", render_tools["kubectl"], "--format", "json")
     assert serious(result) == [], result.stdout

@@ -148,10 +148,15 @@ class Renderer:
 
     def _neighbours(self, directory: str) -> list[layout.Kustomization]:
         """The kustomizations under the folder above an overlay's (its siblings' and their subfolders'), where the
-        overlays that build a base usually are; the walk honours .gitignore and is bounded."""
+        overlays that build a base usually are; the walk honours .gitignore and is bounded, and never leaves the git
+        work tree (none: no walk, the overlay is built as named)."""
         from gpulint.lint.inputs.file_walk import Walk
+        from gpulint.lint.inputs.repo_index import work_tree
 
         region = os.path.dirname(directory)
+        tree = work_tree(directory)
+        if tree is None or not (region == tree or region.startswith(tree + os.sep)):
+            return []
         if region not in self._neighbour_sets:
             walk = Walk(region, ())
             for count, _ in enumerate(walk.files()):
