@@ -38,9 +38,9 @@ spec:
 """
 
 
-def rejected(text: str) -> list[tuple[int, int, str]]:
+def rejected(text: str, **gates: bool) -> list[tuple[int, int, str]]:
     body = textwrap.dedent(text).lstrip("\n")
-    findings = LintRun(Config(), [Source("slice.yaml", content=body.encode())]).report().findings
+    findings = LintRun(Config(feature_gates=gates), [Source("slice.yaml", content=body.encode())]).report().findings
     return [(f.line, f.column, _field_error(f)) for f in by_rule(findings, "api-rejected")]
 
 
@@ -115,12 +115,32 @@ def test_attribute_values():
     two = GOOD.replace("type: {string: gpu}", "type: {string: gpu, int: 1}", 1)
     ((line, column, message),) = rejected(two)
     assert (line, column) == (11, 13)
-    assert message.startswith("spec.devices[0].attributes[type]: Invalid value: ") and message.endswith(
-        "exactly one value must be specified"
+    assert message == (
+        'spec.devices[0].attributes[type]: Invalid value: "{int, string}": must specify exactly one of: '
+        "`int`, `bool`, `string`, `version`, `ints`, `bools`, `strings`, `versions`"
     )
     empty_list = GOOD.replace("type: {string: gpu}", "type: {strings: []}", 1)
-    assert rejected(empty_list) == [
+    assert rejected(empty_list, DRAListTypeAttributes=True) == [
         (11, 23, "spec.devices[0].attributes[type].strings: Invalid value: []: must not be empty if specified")
+    ]
+
+
+def test_fields_of_disabled_gates_are_dropped_before_validation():
+    """resourceslice/strategy.go dropDisabledFields (1.37): with DRAListTypeAttributes off (its default) a list
+    attribute is dropped, leaving an attribute without a value; with DRAPartitionableDevices off the counters go
+    (found by the dra validate oracle family)."""
+    listed = GOOD.replace("type: {string: gpu}", "type: {strings: [gpu]}", 1)
+    ((_, _, message),) = rejected(listed)
+    assert message == (
+        'spec.devices[0].attributes[type]: Invalid value: "": must specify one of: '
+        "`int`, `bool`, `string`, `version`, `ints`, `bools`, `strings`, `versions`"
+    )
+    assert rejected(listed, DRAListTypeAttributes=True) == []
+    counters = GOOD.replace("  devices:\n", "  sharedCounters: [{name: gpu-0-counters, counters: {}}]\n  devices:\n")
+    assert rejected(counters, DRAPartitionableDevices=False) == []
+    assert [m for _, _, m in rejected(counters)] == [
+        'spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed',
+        "spec.sharedCounters[0].counters: Required value",
     ]
 
 

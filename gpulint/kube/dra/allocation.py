@@ -174,6 +174,18 @@ ONE_REQUEST_TYPE = {
 }
 
 
+# v1beta1's DeviceRequest fields that make an ExactDeviceRequest of it (pkg/apis/resource/v1beta1/conversion.go
+# hasAnyMainRequestFieldsSet): each set unless null, or the Go zero value of a plain string or int
+_MAIN_REQUEST_FIELDS = ("selectors", "adminAccess", "tolerations", "capacity", "derivedAttributes")
+_MAIN_REQUEST_ZEROS = {"deviceClassName": "", "allocationMode": "", "count": 0}
+
+
+def _main_fields_set(raw: dict[str, Any]) -> bool:
+    return any(raw.get(key) is not None for key in _MAIN_REQUEST_FIELDS) or any(
+        raw.get(key) not in (None, zero) for key, zero in _MAIN_REQUEST_ZEROS.items()
+    )
+
+
 def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
     """The device claim at ``base`` (``spec.devices`` or ``spec.spec.devices``), in any served shape."""
     requests: list[Request] = []
@@ -187,8 +199,8 @@ def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
         path = (*base, "requests", index)
         first = raw.get("firstAvailable")
         first = first if isinstance(first, list) and first else None  # an empty list is unset
-        exactly = raw if flat and first is None else raw.get("exactly")
-        if not flat and (exactly is not None) == (first is not None):
+        exactly = (raw if _main_fields_set(raw) else None) if flat else raw.get("exactly")
+        if (exactly is not None) == (first is not None):
             both = exactly is not None
             problems.append((path, f"request '{name}': " + ONE_REQUEST_TYPE[both]))
         alternatives: list[Alternative] = []

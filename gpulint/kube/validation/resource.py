@@ -17,6 +17,7 @@ from typing import Any
 from gpulint.kube import names
 from gpulint.kube.fields import mapping
 from gpulint.kube.refs import Path
+from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import (
     DUPLICATE,
     FORBIDDEN,
@@ -78,6 +79,8 @@ def _text(item: Any) -> Any:
 
 
 def _dns_label(value: Any, path: Path) -> Iterator[FieldError]:
+    if value is None:
+        value = ""  # null (or absent): Go's zero value, an invalid label (a missing one is schema-invalid's too)
     if isinstance(value, str):
         for message in names.dns1123_label(value):
             yield FieldError(path, INVALID, value, message)
@@ -136,8 +139,8 @@ def _qualified_name_errors(value: str, path: Path) -> Iterator[FieldError]:
             yield FieldError(path, INVALID, "", "the name must not be empty")
         else:
             yield from _c_identifier(parts[1], path)
-    else:
-        yield FieldError(path, INVALID, value, "must not contain more than one slash")
+    # more than one slash ("a/b/c"): accepted in 1.37 (validateQualifiedName's TODO, and the declarative
+    # resourcesQualifiedName alike), so no error
 
 
 def fully_qualified_name(value: Any, path: Path) -> Iterator[FieldError]:
@@ -201,10 +204,13 @@ def _selectors(value: Any, path: Path) -> Iterator[FieldError]:
 def _allocation_mode(body: dict[str, Any], path: Path) -> Iterator[FieldError]:
     mode = body.get("allocationMode") or "ExactCount"  # defaulted before validation
     count = body.get("count")
+    if isinstance(count, bool) or not isinstance(count, int):
+        count = 0  # absent (or null): Go's zero, as the decoder leaves it
     if mode == "ExactCount":
-        if isinstance(count, int) and not isinstance(count, bool) and count <= 0:
+        # SetDefaults_ExactDeviceRequest / SetDefaults_DeviceSubRequest: an ExactCount without a count asks for 1
+        if count < 0:
             yield FieldError((*path, "count"), INVALID, count, "must be greater than zero")
-    elif mode != "All" and isinstance(mode, str):
+    elif mode != "All" and isinstance(mode, str):  # a count beside All: claim-reference-invalid's
         yield not_supported((*path, "allocationMode"), mode, ALLOCATION_MODES)
 
 
@@ -216,13 +222,38 @@ def _device_class_name(body: dict[str, Any], path: Path) -> Iterator[FieldError]
         yield from _dns_subdomain(name, (*path, "deviceClassName"))
 
 
+TOLERATION_OPERATORS = ("Equal", "Exists")  # validDeviceTolerationOperators
+TOLERATION_EFFECTS = ("NoExecute", "NoSchedule", "None")  # validDeviceTaintEffects, sorted as sets.List words them
+
+
+def _toleration(toleration: Any, path: Path) -> Iterator[FieldError]:
+    """validateDeviceToleration: a label key when set, the value its operator allows, a known effect when set."""
+    if not isinstance(toleration, dict):
+        return
+    key, value = toleration.get("key") or "", toleration.get("value") or ""
+    # the operator is defaulted to Equal (DeviceToleration's +default in k8s.io/api/resource)
+    operator, effect = toleration.get("operator") or "Equal", toleration.get("effect") or ""
+    if isinstance(key, str) and key:
+        yield from core.label_name(key, (*path, "key"))
+    if not isinstance(value, str) or not isinstance(operator, str) or not isinstance(effect, str):
+        return  # a type error: schema-invalid's
+    if operator == "Exists":
+        if value:
+            yield FieldError((*path, "value"), INVALID, value, "must be empty for operator `Exists`")
+    elif operator == "Equal":
+        for message in names.label_value(value):
+            yield FieldError((*path, "value"), INVALID, value, message)
+    else:
+        yield not_supported((*path, "operator"), operator, TOLERATION_OPERATORS)
+    if effect and effect not in TOLERATION_EFFECTS:
+        yield not_supported((*path, "effect"), effect, TOLERATION_EFFECTS)
+
+
 def _exact(body: dict[str, Any], path: Path) -> Iterator[FieldError]:
     yield from _device_class_name(body, path)
     yield from _selectors(body.get("selectors"), (*path, "selectors"))
     yield from _allocation_mode(body, path)
-    tolerations = _items(body.get("tolerations"))
-    if len(tolerations) > TOLERATIONS_MAX:
-        yield too_many((*path, "tolerations"), len(tolerations), TOLERATIONS_MAX)
+    yield from _set(body.get("tolerations"), TOLERATIONS_MAX, (*path, "tolerations"), _toleration)
 
 
 def _request(request: Any, path: Path, flat: bool) -> Iterator[FieldError]:

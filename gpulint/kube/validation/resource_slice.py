@@ -47,7 +47,8 @@ DEVICE_NODE_SELECTION = (
     "to true in the ResourceSlice spec"
 )
 # DeviceAttribute members: the scalars, then the lists (DRAListTypeAttributes)
-ATTRIBUTE_VALUES = ("bool", "int", "string", "version", "bools", "ints", "strings", "versions")
+ATTRIBUTE_VALUES = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")  # the union's order
+UNION_MEMBERS = ", ".join(f"`{member}`" for member in ATTRIBUTE_VALUES)
 _MEMBER_ORDER = {member: index for index, member in enumerate(ATTRIBUTE_VALUES)}
 _LISTS = frozenset(member for member in ATTRIBUTE_VALUES if member.endswith("s"))
 _SCALARS = frozenset(ATTRIBUTE_VALUES) - _LISTS
@@ -96,7 +97,8 @@ def pool_name(value: Any, path: Path) -> Iterator[FieldError]:
 def _pool(pool: Any, path: Path) -> Iterator[FieldError]:
     pool = _map(pool)
     yield from pool_name(pool.get("name"), (*path, "name"))
-    count = pool.get("resourceSliceCount")
+    count = pool.get("resourceSliceCount", 0)  # absent or null: Go's zero value
+    count = 0 if count is None else count
     if isinstance(count, int) and not isinstance(count, bool) and count <= 0:
         yield FieldError((*path, "resourceSliceCount"), INVALID, count, "must be greater than zero")
     generation = pool.get("generation")
@@ -148,10 +150,12 @@ def _attribute(value: Any, path: Path) -> Iterator[FieldError]:
     """validateDeviceAttribute: exactly one value; strings and versions at most 64 characters, versions semver."""
     value = _map(value)
     present = [member for member in value if member in _MEMBER_ORDER and value[member] is not None]
-    if len(present) > 1:
-        present.sort(key=_MEMBER_ORDER.__getitem__)
-    if len(present) != 1:
-        yield FieldError(path, INVALID, "" if not present else value, "exactly one value must be specified")
+    present.sort(key=_MEMBER_ORDER.__getitem__)
+    # worded by the declarative union validation, which the API server reports for these (1.37)
+    if not present:
+        yield FieldError(path, INVALID, "", f"must specify one of: {UNION_MEMBERS}")
+    elif len(present) > 1:
+        yield FieldError(path, INVALID, "{" + ", ".join(present) + "}", f"must specify exactly one of: {UNION_MEMBERS}")
     for member in present:
         if member in _LISTS and value[member] == []:
             yield FieldError((*path, member), INVALID, [], "must not be empty if specified")
@@ -415,6 +419,8 @@ def _body(device: Any) -> dict[str, Any]:
 
 def resource_slice_spec(spec: Any, path: Path) -> Iterator[FieldError]:
     """validateResourceSliceSpec (on create)."""
+    if spec is None:
+        spec = {}  # absent or null: the zero spec, validated as such
     if not isinstance(spec, dict):
         return
     yield from driver_name(spec.get("driver"), (*path, "driver"))

@@ -76,6 +76,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             or scheduling.dropped(obj.kind, obj.api_version, error.path, ctx.config.gates)
         ):
             continue  # the API server drops the field before it validates (STATUS_RESET, a disabled gate's field)
+        if error.rule == "Null" and obj.ref.group == "resource.k8s.io":
+            continue  # Go's decoder reads the zero value, which the DRA validation judges (api-rejected)
         where = field_path(error.path) or obj.kind
         if pod_template_file and error.path == ("spec",) and '"containers" is required' in error.message:
             continue  # a Spark or Flink pod template file: the driver adds the containers it runs
