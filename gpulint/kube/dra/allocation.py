@@ -129,11 +129,19 @@ def claim_spec_of(data: dict[str, Any], kind: str) -> ClaimSpec:
     return parse_claim_spec(str(data.get("apiVersion") or ""), dig(data, *base), base)
 
 
+def selector_expression(selector: Any) -> Any:
+    """A selector's CEL expression; a null one is the empty string Go's decoder leaves (it does not compile)."""
+    cel = selector.get("cel") if isinstance(selector, dict) else None
+    if isinstance(cel, dict) and "expression" in cel and cel["expression"] is None:
+        return ""
+    return dig(cel, "expression")
+
+
 def _alternative(raw: dict[str, Any], name: str, path: Path) -> tuple[Alternative, list[tuple[Path, str]]]:
     problems = []
     selectors = []
     for index, selector in enumerate(sequence(raw.get("selectors"))):
-        expression = dig(selector, "cel", "expression")
+        expression = selector_expression(selector)
         if isinstance(expression, str):
             selectors.append(Selector(expression, (*path, "selectors", index, "cel", "expression")))
     mode = raw.get("allocationMode") or "ExactCount"
@@ -231,7 +239,7 @@ def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
 def class_selectors(device_class: dict[str, Any]) -> tuple[Selector, ...]:
     out = []
     for index, selector in enumerate(sequence(dig(device_class, "spec", "selectors"))):
-        expression = dig(selector, "cel", "expression")
+        expression = selector_expression(selector)
         if isinstance(expression, str):
             out.append(Selector(expression, ("spec", "selectors", index, "cel", "expression")))
     return tuple(out)

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gpulint.kube.features import FeatureGates
+from gpulint.kube.features import FeatureGates, stage
 from gpulint.kube.fields import sequence
 
 # The slice fields the gates guard, as dropDisabledFields drops them: (gates, where, fields). Binding
@@ -185,3 +185,33 @@ def prepared_for_create(kind: str, api_version: str, data: dict[str, Any], gates
     if kind == "DeviceClass" and not gates.enabled("DRAExtendedResource"):
         return {**data, "spec": _without(spec, ("extendedResourceName",))}
     return data
+
+
+# The gates whose fields prepared_for_create drops.
+DROPPING_GATES = (
+    "DRAAdminAccess",
+    "DRAConsumableCapacity",
+    "DRADeviceBindingConditions",
+    "DRADeviceTaints",
+    "DRAExtendedResource",
+    "DRAListTypeAttributes",
+    "DRAPartitionableDevices",
+    "DRAPrioritizedList",
+    "DRAResourceClaimDeviceStatus",
+)
+
+
+def gate_extremes(gates: FeatureGates) -> tuple[FeatureGates, ...]:
+    """The clusters an object may be created in: ``gates`` itself, or where dropping gates off by default (alpha,
+    or beta and off) are not stated, those gates all on and all off: a cluster often turns such a gate on without
+    gpulint being told (as DraFeatures.of reads), and an error is the API server's only if both find it. A gate on
+    by default is taken as on, as everywhere else."""
+    unstated = [
+        gate
+        for gate in DROPPING_GATES
+        if not gates.is_stated(gate) and stage(gate, gates.version) in (("alpha", False), ("beta", False))
+    ]
+    if not unstated:
+        return (gates,)
+    stated = dict(gates.stated)
+    return tuple(FeatureGates.of(gates.version, {**stated, **dict.fromkeys(unstated, on)}) for on in (True, False))

@@ -338,6 +338,10 @@ def device_claim(devices: Any, path: Path, flat: bool) -> Iterator[FieldError]:
     yield from _set(devices.get("config"), CONFIG_MAX, (*path, "config"), lambda c, at: _config(c, at, known))
 
 
+# Fields the schema lists as required whose Go type is a plain value, its zero valid: ResourcePool.Generation
+# (int64), DeviceCapacity.Value and Counter.Value (resource.Quantity, 0). Absent, the API server reads 0.
+ZERO_VALUED_REQUIRED = frozenset({"generation", "value"})
+
 ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"  # DRAAdminNamespaceLabelKey (pkg/apis/resource)
 
 

@@ -243,7 +243,7 @@ def _capacity(value: Any, path: Path, shared: bool) -> Iterator[FieldError]:
 def _taint(taint: Any, path: Path) -> Iterator[FieldError]:
     """validateDeviceTaint: a label key, a label value, a known effect."""
     taint = _map(taint)
-    key = taint.get("key", "")  # validated when absent too: "name part must be non-empty"
+    key = taint.get("key") or ""  # validated when absent or null too: "name part must be non-empty"
     if isinstance(key, str):
         yield from core.label_name(key, (*path, "key"))
     value = taint.get("value")

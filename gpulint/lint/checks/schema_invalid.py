@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from gpulint.kube.crd_templates import SchemaBound
 from gpulint.kube.fields import type_name
 from gpulint.kube.validation import scheduling
+from gpulint.kube.validation.resource import ZERO_VALUED_REQUIRED
 from gpulint.kube.workloads import read_by_shape
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity, first_line
@@ -76,7 +77,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             or scheduling.dropped(obj.kind, obj.api_version, error.path, ctx.config.gates)
         ):
             continue  # the API server drops the field before it validates (STATUS_RESET, a disabled gate's field)
-        if error.rule == "Null" and obj.ref.group == "resource.k8s.io":
+        if obj.ref.group == "resource.k8s.io" and (
+            error.rule == "Null" or (error.rule == "Required" and _required(error.message) in ZERO_VALUED_REQUIRED)
+        ):
             continue  # Go's decoder reads the zero value, which the DRA validation judges (api-rejected)
         where = field_path(error.path) or obj.kind
         if pod_template_file and error.path == ("spec",) and '"containers" is required' in error.message:
@@ -112,6 +115,14 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             severity=Severity.INFO,
             run_note=True,
         )
+
+
+_REQUIRED = re.compile(r'^Required value: "([^"]+)" is required$')
+
+
+def _required(message: str) -> str:
+    found = _REQUIRED.match(message)
+    return found.group(1) if found else ""
 
 
 def _api_version_cased_otherwise(data: dict) -> tuple[str, str] | None:
