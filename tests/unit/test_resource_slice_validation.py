@@ -331,3 +331,36 @@ def test_the_cheap_first_pass_over_devices_never_hides_an_error():
     assert _plain_device(
         {"name": "gpu-0", "attributes": {"type": {"string": "gpu"}}, "capacity": {"memory": {"value": "80Gi"}}}
     )
+
+
+def test_quantities_the_decoder_refuses_are_schema_invalid():
+    """Quantity.UnmarshalJSON (apimachinery v0.37.2): ParseQuantity's refusal of a capacity, a counter or a claim's
+    capacity request ends the request (a 400) before validation; spaces around it are trimmed, a null is zero, and
+    a missing value is the zero Quantity (found by the dra validate oracle family)."""
+
+    def schema_errors(text: str) -> list[str]:
+        body = textwrap.dedent(text).lstrip("\n")
+        findings = LintRun(Config(), [Source("slice.yaml", content=body.encode())]).report().findings
+        return [f.notes[0] if f.notes else f.message for f in by_rule(findings, "schema-invalid")]
+
+    assert schema_errors(GOOD.replace("memory: {value: 80Gi}", "memory: {value: ' 80Gi '}", 1)) == []
+    assert schema_errors(GOOD.replace("memory: {value: 80Gi}", "memory: {value: null}", 1)) == []
+    assert schema_errors(GOOD.replace("memory: {value: 80Gi}", "memory: {}", 1)) == []
+    assert schema_errors(GOOD.replace("memory: {value: 80Gi}", "memory: {value: 80GB}", 1)) == [
+        'spec.devices[0].capacity.memory.value: Invalid value: "80GB": quantities must match the regular expression '
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    ]
+    claim = """
+    apiVersion: resource.k8s.io/v1
+    kind: ResourceClaim
+    metadata: {name: shared-gpu, namespace: ml}
+    spec:
+      devices:
+        requests:
+        - name: gpu
+          exactly: {deviceClassName: gpu.nvidia.com, capacity: {requests: {memory: 10e}}}
+    """
+    assert schema_errors(claim) == [
+        'spec.devices.requests[0].exactly.capacity.requests.memory: Invalid value: "10e": unable to parse quantity\'s '
+        "suffix"
+    ]

@@ -16,6 +16,7 @@ from typing import Any
 
 from gpulint.kube import names
 from gpulint.kube.fields import mapping
+from gpulint.kube.quantity import FORMAT_HINT, QuantityError, parse_quantity
 from gpulint.kube.refs import Path
 from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import (
@@ -385,3 +386,85 @@ def device_class_spec(spec: Any, path: Path, stored: bool = False) -> Iterator[F
     name = spec.get("extendedResourceName")
     if isinstance(name, str) and not is_extended_resource_name(name):
         yield FieldError((*path, "extendedResourceName"), INVALID, name, "must be a valid extended resource name")
+
+
+# --------------------------------------------------------------------------- quantities, as the decoder reads them
+
+
+def _amounts(holder: Any, path: Path) -> Iterator[tuple[Path, Any]]:
+    """The values of a map of counters or capacities ({name: {value: q}}): each at its path."""
+    for name, entry in mapping(holder).items():
+        if isinstance(entry, dict) and "value" in entry:
+            yield (*path, name, "value"), entry["value"]
+
+
+def _device_quantities(device: Any, path: Path) -> Iterator[tuple[Path, Any]]:
+    device = mapping(device)
+    if isinstance(device.get("basic"), dict):  # v1beta1
+        device, path = device["basic"], (*path, "basic")
+    for name, capacity in mapping(device.get("capacity")).items():
+        at = (*path, "capacity", name)
+        if not isinstance(capacity, dict):
+            continue
+        if "value" in capacity:
+            yield (*at, "value"), capacity["value"]
+        policy = mapping(capacity.get("requestPolicy"))
+        if "default" in policy:
+            yield (*at, "requestPolicy", "default"), policy["default"]
+        for index, value in enumerate(_items(policy.get("validValues"))):
+            yield (*at, "requestPolicy", "validValues", index), value
+        for bound, value in mapping(policy.get("validRange")).items():
+            yield (*at, "requestPolicy", "validRange", bound), value
+    for index, consumption in enumerate(_items(device.get("consumesCounters"))):
+        yield from _amounts(mapping(consumption).get("counters"), (*path, "consumesCounters", index, "counters"))
+
+
+def _request_quantities(body: Any, path: Path) -> Iterator[tuple[Path, Any]]:
+    for name, value in mapping(mapping(mapping(body).get("capacity")).get("requests")).items():
+        yield (*path, "capacity", "requests", name), value
+
+
+def quantities(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[tuple[Path, Any]]:
+    """Each resource.Quantity field of a ResourceSlice's devices and counters or a claim's capacity requests, with
+    its value as written."""
+    spec = mapping(data.get("spec"))
+    if kind == "ResourceSlice":
+        for index, device in enumerate(_items(spec.get("devices"))):
+            yield from _device_quantities(device, ("spec", "devices", index))
+        for index, counter_set in enumerate(_items(spec.get("sharedCounters"))):
+            yield from _amounts(mapping(counter_set).get("counters"), ("spec", "sharedCounters", index, "counters"))
+        return
+    if kind not in ("ResourceClaim", "ResourceClaimTemplate"):
+        return
+    base: Path = ("spec", "spec", "devices") if kind == "ResourceClaimTemplate" else ("spec", "devices")
+    devices = mapping(
+        mapping(spec.get("spec")).get("devices") if kind == "ResourceClaimTemplate" else spec.get("devices")
+    )
+    flat = not api_version.endswith(("/v1", "/v1beta2"))
+    for index, request in enumerate(_items(devices.get("requests"))):
+        at = (*base, "requests", index)
+        request = mapping(request)
+        if flat:
+            yield from _request_quantities(request, at)
+        else:
+            yield from _request_quantities(request.get("exactly"), (*at, "exactly"))
+        for sub_index, sub in enumerate(_items(request.get("firstAvailable"))):
+            yield from _request_quantities(sub, (*at, "firstAvailable", sub_index))
+
+
+def undecodable_quantities(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[FieldError]:
+    """Quantity.UnmarshalJSON (apimachinery v0.37.2 api/resource/quantity.go): a string ParseQuantity refuses,
+    spaces trimmed, ends the request before validation (a 400, worded with ParseQuantity's error). Only
+    ParseQuantity's own refusals: gpulint's bounds on length and exponent are no error of Kubernetes'."""
+    for path, value in quantities(kind, api_version, data):
+        if not isinstance(value, str):
+            continue  # a number is read as its text; null is zero; another type is the schema's
+        try:
+            parse_quantity(value.strip())
+        except QuantityError as error:
+            message = str(error)
+            if message.startswith(("quantity is longer", "quantity exponent")):
+                continue
+            if message.startswith("unable to parse quantity's suffix"):
+                message = "unable to parse quantity's suffix"  # ErrSuffix names no suffix
+            yield FieldError(path, INVALID, value, FORMAT_HINT if message == "quantity is empty" else message)

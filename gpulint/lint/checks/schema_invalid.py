@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from gpulint.kube.crd_templates import SchemaBound
 from gpulint.kube.fields import type_name
 from gpulint.kube.validation import scheduling
-from gpulint.kube.validation.resource import ZERO_VALUED_REQUIRED
+from gpulint.kube.validation.resource import ZERO_VALUED_REQUIRED, undecodable_quantities
 from gpulint.kube.workloads import read_by_shape
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity, first_line
@@ -101,6 +101,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             )
         else:
             yield Diagnostic(RULE_ID, error.path, f"{where}: {_bounded(error.message)}")
+    if obj.ref.group == "resource.k8s.io":
+        for error in undecodable_quantities(obj.kind, obj.api_version, data):  # the decoder's 400
+            full = error.message()
+            brief = first_line(full, f"{full.rpartition(': ')[0]}: not a quantity")
+            yield Diagnostic(RULE_ID, error.path, brief, notes=() if brief == full else (full,))
     # a custom resource bound to its CRD (kube/crd_templates) has its pod templates where its schema puts them
     shaped = read_by_shape(obj.api_version, obj.kind) and not isinstance(data, SchemaBound)
     if shaped and obj.facts.sites():
