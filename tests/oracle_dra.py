@@ -146,7 +146,11 @@ _OPAQUE = st.fixed_dictionaries({"driver": _DRIVER, "parameters": _PARAMETERS})
 def _claim_spec(flat: bool) -> st.SearchStrategy[dict[str, Any]]:
     def rest(requests: list[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
         refs = _references(requests)
-        constraint = st.fixed_dictionaries({"matchAttribute": _QUALIFIED}, optional={"requests": refs})
+        constraint = st.one_of(
+            st.fixed_dictionaries({"matchAttribute": _QUALIFIED}, optional={"requests": refs}),
+            st.fixed_dictionaries({"distinctAttribute": _QUALIFIED}, optional={"requests": refs}),
+            st.fixed_dictionaries({}, optional={"requests": refs}),
+        )
         config = st.fixed_dictionaries({"opaque": _OPAQUE}, optional={"requests": refs})
         return st.fixed_dictionaries(
             {"requests": st.just(requests)},
@@ -179,12 +183,33 @@ _COUNTER_SET_NAME = _mostly(["gpu-0-counter-set", "gpu-1"], ["", "Bad", "x" * 64
 _COUNTERS = st.dictionaries(_mostly(["memory", "multiprocessors"], ["", "Memory"]), _AMOUNT, max_size=2)
 
 
+_POLICY = st.fixed_dictionaries(
+    {},
+    optional={
+        "default": _QUANTITY,
+        "validRange": st.fixed_dictionaries({}, optional={"min": _QUANTITY, "max": _QUANTITY, "step": _QUANTITY}),
+        "validValues": st.lists(_QUANTITY, max_size=2),
+    },
+)
+# consumable capacity (DRAConsumableCapacity): a shared device's capacity with a request policy
+_SHARED_CAPACITY = st.dictionaries(
+    st.sampled_from(["memory", "cores"]),
+    st.fixed_dictionaries({"value": _QUANTITY}, optional={"requestPolicy": _POLICY}),
+    max_size=2,
+)
+_CONDITIONS = st.lists(_mostly(["dra.example.com/is-prepared", "ready"], ["", "Bad Name", "a/b/c"]), max_size=2)
+
+
 def _device(nested: bool) -> st.SearchStrategy[dict[str, Any]]:
     body = st.fixed_dictionaries(
         {},
         optional={
             "attributes": st.dictionaries(_ATTRIBUTE_NAME, _ATTRIBUTE, max_size=3),
-            "capacity": _CAPACITY,
+            "capacity": st.one_of(_CAPACITY, _SHARED_CAPACITY),
+            "allowMultipleAllocations": st.booleans(),
+            "bindingConditions": _CONDITIONS,
+            "bindingFailureConditions": _CONDITIONS,
+            "bindsToNode": st.booleans(),
             "taints": st.lists(_DEVICE_TAINT, max_size=1),
             "consumesCounters": st.lists(
                 st.fixed_dictionaries({"counterSet": _COUNTER_SET_NAME, "counters": _COUNTERS}), max_size=1
@@ -247,7 +272,10 @@ _CLASS_SPEC = st.fixed_dictionaries(
     optional={
         "selectors": _SELECTORS,
         "config": st.lists(st.fixed_dictionaries({"opaque": _OPAQUE}), max_size=1),
-        "extendedResourceName": _mostly(["nvidia.com/gpu", "example.com/gpu"], ["gpu", "", "kubernetes.io/gpu"]),
+        "extendedResourceName": _mostly(
+            ["nvidia.com/gpu", "example.com/gpu"],
+            ["gpu", "", "kubernetes.io/gpu", "requests.nvidia.com/gpu", "nvidia.com/" + "g" * 64, None],
+        ),
     },
 )
 

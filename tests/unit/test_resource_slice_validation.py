@@ -364,3 +364,24 @@ def test_quantities_the_decoder_refuses_are_schema_invalid():
         'spec.devices.requests[0].exactly.capacity.requests.memory: Invalid value: "10e": unable to parse quantity\'s '
         "suffix"
     ]
+
+
+def test_binding_conditions():
+    """validateDeviceBindingParameters (1.37): each list only with the other, no repeats, no condition in both; with
+    DRADeviceBindingConditions off (or DRAResourceClaimDeviceStatus) the fields are dropped first (found by the dra
+    validate oracle family)."""
+    bound = GOOD.replace(
+        "  - name: gpu-1\n",
+        "    bindingConditions: [dra.example.com/attached, dra.example.com/attached]\n"
+        "    bindingFailureConditions: [dra.example.com/attached]\n"
+        "  - name: gpu-1\n"
+        "    bindingConditions: [dra.example.com/attached]\n",
+    )
+    assert [m for _, _, m in rejected(bound)] == [
+        'spec.devices[0].bindingConditions[1]: Duplicate value: "dra.example.com/attached"',
+        'spec.devices[0].bindingFailureConditions[0]: Invalid value: "dra.example.com/attached": '
+        "bindingFailureConditions must not overlap with bindingConditions",
+        "spec.devices[1].bindingFailureConditions: Invalid value: []: "
+        "bindingFailureConditions are required to use bindingConditions",
+    ]
+    assert rejected(bound, DRADeviceBindingConditions=False) == []

@@ -225,10 +225,13 @@ def _request_policy(capacity: dict[str, Any], path: Path, shared: bool) -> Itera
                     )
     elif isinstance(policy.get("validRange"), dict):
         valid_range = policy["validRange"]
+        # validateRequestPolicyRange runs only with a default, and stops without a min
         if policy.get("default") is None:
             yield FieldError((*at, "default"), REQUIRED, detail="required when validRange is defined")
-        elif valid_range.get("min") is None:
+            return
+        if valid_range.get("min") is None:
             yield FieldError((*at, "validRange", "min"), REQUIRED, detail="required when validRange is defined")
+            return
         step = amount_or_none(valid_range.get("step")) if valid_range.get("step") is not None else None
         if step is not None and step <= 0:
             yield FieldError(
@@ -366,6 +369,7 @@ def _device(raw: Any, path: Path, per_device: bool) -> Iterator[FieldError]:
             yield from _dns_label(_map(consumption).get("counterSet"), (*where, "counterSet"))
             yield from _counters(_map(consumption).get("counters"), (*where, "counters"), MAX_COUNTERS_PER_CONSUMPTION)
         yield from _unique(consumptions, "counterSet", (*at, "consumesCounters"))
+    yield from _binding(body, at)
     chosen, errors = _selection(body, at, True)
     if per_device:
         yield from errors
@@ -379,6 +383,50 @@ def _device(raw: Any, path: Path, per_device: bool) -> Iterator[FieldError]:
             None,
             "`nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` is set to true "
             "in the ResourceSlice spec",
+        )
+
+
+MAX_BINDING_CONDITIONS = 4  # BindingConditionsMaxSize, BindingFailureConditionsMaxSize
+
+
+def _binding(body: dict[str, Any], path: Path) -> Iterator[FieldError]:
+    """validateDeviceBindingParameters: at most 4 of each, label names, no repeats, no condition in both lists,
+    and each list only with the other."""
+    conditions = [c for c in _items(body.get("bindingConditions")) if isinstance(c, str)]
+    failures = [c for c in _items(body.get("bindingFailureConditions")) if isinstance(c, str)]
+    for name, items in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
+        if len(items) > MAX_BINDING_CONDITIONS:
+            yield too_many((*path, name), len(items), MAX_BINDING_CONDITIONS)
+        else:
+            for index, item in enumerate(items):
+                yield from core.label_name(item, (*path, name, index))
+    seen: set[str] = set()
+    for index, condition in enumerate(conditions):
+        if condition in seen:
+            yield FieldError((*path, "bindingConditions", index), DUPLICATE, condition)
+        seen.add(condition)
+    failed: set[str] = set()
+    for index, condition in enumerate(failures):
+        if condition in failed:
+            yield FieldError((*path, "bindingFailureConditions", index), DUPLICATE, condition)
+        failed.add(condition)
+        if condition in seen:
+            yield FieldError(
+                (*path, "bindingFailureConditions", index),
+                INVALID,
+                condition,
+                "bindingFailureConditions must not overlap with bindingConditions",
+            )
+    if failures and not conditions:
+        yield FieldError(
+            (*path, "bindingConditions"), INVALID, [], "bindingConditions are required to use bindingFailureConditions"
+        )
+    if conditions and not failures:
+        yield FieldError(
+            (*path, "bindingFailureConditions"),
+            INVALID,
+            [],
+            "bindingFailureConditions are required to use bindingConditions",
         )
 
 
