@@ -102,10 +102,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         else:
             yield Diagnostic(RULE_ID, error.path, f"{where}: {_bounded(error.message)}")
     if obj.ref.group == "resource.k8s.io":
-        for error in undecodable_quantities(obj.kind, obj.api_version, data):  # the decoder's 400
-            full = error.message()
+        for refused in undecodable_quantities(obj.kind, obj.api_version, data):  # the decoder's 400
+            full = refused.message()
             brief = first_line(full, f"{full.rpartition(': ')[0]}: not a quantity")
-            yield Diagnostic(RULE_ID, error.path, brief, notes=() if brief == full else (full,))
+            yield Diagnostic(RULE_ID, refused.path, brief, notes=() if brief == full else (full,))
     # a custom resource bound to its CRD (kube/crd_templates) has its pod templates where its schema puts them
     shaped = read_by_shape(obj.api_version, obj.kind) and not isinstance(data, SchemaBound)
     if shaped and obj.facts.sites():
