@@ -139,6 +139,12 @@ def test_fields_of_disabled_gates_are_dropped_before_validation():
     assert rejected(listed, DRAListTypeAttributes=True) == []
     counters = GOOD.replace("  devices:\n", "  sharedCounters: [{name: gpu-0-counters, counters: {}}]\n  devices:\n")
     assert rejected(counters, DRAPartitionableDevices=False) == []
+    # the schema's required fields inside a dropped field are never validated either (schema-invalid)
+    policy = GOOD.replace("memory: {value: 80Gi}", "memory: {value: 80Gi, requestPolicy: {validRange: {}}}", 1)
+    body = textwrap.dedent(policy).lstrip("\n").encode()
+    for gates, expected in (({"DRAConsumableCapacity": False}, []), ({}, ['"min" is required'])):
+        found = LintRun(Config(feature_gates=gates), [Source("slice.yaml", content=body)]).report().findings
+        assert [f.message.rpartition("Required value: ")[2] for f in by_rule(found, "schema-invalid")] == expected
     assert [m for _, _, m in rejected(counters)] == [
         'spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed',
         "spec.sharedCounters[0].counters: Required value",

@@ -215,3 +215,24 @@ def gate_extremes(gates: FeatureGates) -> tuple[FeatureGates, ...]:
         return (gates,)
     stated = dict(gates.stated)
     return tuple(FeatureGates.of(gates.version, {**stated, **dict.fromkeys(unstated, on)}) for on in (True, False))
+
+
+def _present(data: Any, path: tuple[Any, ...]) -> bool:
+    for step in path:
+        if isinstance(data, dict) and step in data:
+            data = data[step]
+        elif isinstance(data, list) and isinstance(step, int) and 0 <= step < len(data):
+            data = data[step]
+        else:
+            return False
+    return True
+
+
+def dropped_on_create(
+    kind: str, api_version: str, data: dict[str, Any], path: tuple[Any, ...], gates: FeatureGates
+) -> bool:
+    """Whether the field at ``path`` (or one holding it) is gone once PrepareForCreate dropped the fields of
+    disabled gates, in any cluster gate_extremes allows: what lies there is never validated."""
+    return _present(data, path) and any(
+        not _present(prepared_for_create(kind, api_version, data, each), path) for each in gate_extremes(gates)
+    )

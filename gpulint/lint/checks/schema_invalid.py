@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 
 from gpulint.kube.crd_templates import SchemaBound
+from gpulint.kube.dra.gates import dropped_on_create
 from gpulint.kube.fields import type_name
 from gpulint.kube.validation import scheduling
 from gpulint.kube.validation.resource import ZERO_VALUED_REQUIRED, undecodable_quantities
@@ -75,6 +76,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if error.rule in VALUE_RULES and (
             (status_reset and error.path[:1] == ("status",))
             or scheduling.dropped(obj.kind, obj.api_version, error.path, ctx.config.gates)
+            or (
+                obj.ref.group == "resource.k8s.io"
+                and dropped_on_create(obj.kind, obj.api_version, data, error.path, ctx.config.gates)
+            )
         ):
             continue  # the API server drops the field before it validates (STATUS_RESET, a disabled gate's field)
         if obj.ref.group == "resource.k8s.io" and (
