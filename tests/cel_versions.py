@@ -203,6 +203,12 @@ LITERAL_CASES: list[tuple[str, bool | str]] = [
     ("[optional.of(1), optional.none()].size() == 2", True),
     (f'[{_V}, {_A}.pre].all(x, x.isGreaterThan(semver("1.0.0")))', True),
     ('"%s-%d".format(["a", 1]) == "a-1"', True),  # lists inside format() are exempt
+    # cel.ValidateRegexLiterals: a literal pattern Go's regexp refuses does not compile (the dra validate family)
+    (f'{_A}.s.matches("[")', COMPILE),
+    ('"a".matches("(") || true', COMPILE),
+    ('matches("[", "a")', COMPILE),  # the global form: cel-go checks its argument 0, the string
+    (f'{_A}.s.matches("^1[.]2")', True),
+    (f"{_A}.s.matches({_A}.s)", True),  # no literal: the pattern is the attribute itself
 ]
 
 # Operands the guard leaves alone because their value is never a version (a comparison, a count, a device's

@@ -31,6 +31,7 @@ var families = map[string]handler{
 	"gate_defaults": answerGateDefaults,
 	"gang_validate": answerGangValidate,
 	"go_text":       answerGoText,
+	"dra_validate":  answerDRAValidate,
 }
 
 func main() {

@@ -282,6 +282,25 @@ def test_valid_pods_like_real_charts_are_accepted():
 # ----------------------------------------------------------------- DRA claims and classes
 
 
+def test_claim_counts_as_defaulted_before_validation():
+    """SetDefaults_ExactDeviceRequest and SetDefaults_DeviceSubRequest (pkg/apis/resource/v1, v1beta1, 1.37) make an
+    ExactCount request of count 0 (or none) a request for 1 before validateDeviceAllocationMode (found by the dra
+    validate oracle family; a count beside allocationMode All is claim-reference-invalid's)."""
+    found = rejected(
+        claim("""
+        requests:
+        - {name: a, exactly: {deviceClassName: gpu.nvidia.com, count: 0}}
+        - {name: b, exactly: {deviceClassName: gpu.nvidia.com, allocationMode: ExactCount, count: 0}}
+        - {name: c, firstAvailable: [{name: x, deviceClassName: gpu.nvidia.com, count: 0}]}
+        - {name: d, exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, count: 0}}
+        - {name: e, exactly: {deviceClassName: gpu.nvidia.com, count: -2}}
+        """)
+    )
+    assert [message for _, _, message in found] == [
+        "spec.spec.devices.requests[4].exactly.count: Invalid value: -2: must be greater than zero"
+    ]
+
+
 def test_claim_limits_and_names():
     requests = "\n".join(f"- {{name: r{i}, exactly: {{deviceClassName: gpu.nvidia.com}}}}" for i in range(33))
     (finding,) = rejected(claim("requests:\n" + textwrap.indent(requests, "  ")))
@@ -289,14 +308,14 @@ def test_claim_limits_and_names():
     found = rejected(
         claim("""
         requests:
-        - {name: gpus, exactly: {deviceClassName: gpu.nvidia.com, count: 0}}
+        - {name: gpus, exactly: {deviceClassName: gpu.nvidia.com, count: -1}}
         - {name: gpus, exactly: {deviceClassName: gpu.nvidia.com, allocationMode: Any}}
         - name: nic
           firstAvailable: [{name: a, deviceClassName: x}, {name: a, deviceClassName: y}]
         """)
     )
     assert [message for _, _, message in found] == [
-        "spec.spec.devices.requests[0].exactly.count: Invalid value: 0: must be greater than zero",
+        "spec.spec.devices.requests[0].exactly.count: Invalid value: -1: must be greater than zero",
         'spec.spec.devices.requests[1]: Duplicate value: "gpus"',
         'spec.spec.devices.requests[1].exactly.allocationMode: Unsupported value: "Any": supported values: "All", "ExactCount"',
         'spec.spec.devices.requests[2].firstAvailable[1]: Duplicate value: "a"',

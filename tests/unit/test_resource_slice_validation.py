@@ -38,9 +38,9 @@ spec:
 """
 
 
-def rejected(text: str) -> list[tuple[int, int, str]]:
+def rejected(text: str, **gates: bool) -> list[tuple[int, int, str]]:
     body = textwrap.dedent(text).lstrip("\n")
-    findings = LintRun(Config(), [Source("slice.yaml", content=body.encode())]).report().findings
+    findings = LintRun(Config(feature_gates=gates), [Source("slice.yaml", content=body.encode())]).report().findings
     return [(f.line, f.column, _field_error(f)) for f in by_rule(findings, "api-rejected")]
 
 
@@ -115,12 +115,39 @@ def test_attribute_values():
     two = GOOD.replace("type: {string: gpu}", "type: {string: gpu, int: 1}", 1)
     ((line, column, message),) = rejected(two)
     assert (line, column) == (11, 13)
-    assert message.startswith("spec.devices[0].attributes[type]: Invalid value: ") and message.endswith(
-        "exactly one value must be specified"
+    assert message == (
+        'spec.devices[0].attributes[type]: Invalid value: "{int, string}": must specify exactly one of: '
+        "`int`, `bool`, `string`, `version`, `ints`, `bools`, `strings`, `versions`"
     )
     empty_list = GOOD.replace("type: {string: gpu}", "type: {strings: []}", 1)
-    assert rejected(empty_list) == [
+    assert rejected(empty_list, DRAListTypeAttributes=True) == [
         (11, 23, "spec.devices[0].attributes[type].strings: Invalid value: []: must not be empty if specified")
+    ]
+
+
+def test_fields_of_disabled_gates_are_dropped_before_validation():
+    """resourceslice/strategy.go dropDisabledFields (1.37): with DRAListTypeAttributes off a list attribute is
+    dropped, leaving an attribute without a value; with DRAPartitionableDevices off the counters go (found by the
+    dra validate oracle family). An alpha gate not stated may be on: only what both ways refuse is reported."""
+    listed = GOOD.replace("type: {string: gpu}", "type: {strings: [gpu]}", 1)
+    assert rejected(listed) == []
+    ((_, _, message),) = rejected(listed, DRAListTypeAttributes=False)
+    assert message == (
+        'spec.devices[0].attributes[type]: Invalid value: "": must specify one of: '
+        "`int`, `bool`, `string`, `version`, `ints`, `bools`, `strings`, `versions`"
+    )
+    assert rejected(listed, DRAListTypeAttributes=True) == []
+    counters = GOOD.replace("  devices:\n", "  sharedCounters: [{name: gpu-0-counters, counters: {}}]\n  devices:\n")
+    assert rejected(counters, DRAPartitionableDevices=False) == []
+    # the schema's required fields inside a dropped field are never validated either (schema-invalid)
+    policy = GOOD.replace("memory: {value: 80Gi}", "memory: {value: 80Gi, requestPolicy: {validRange: {}}}", 1)
+    body = textwrap.dedent(policy).lstrip("\n").encode()
+    for gates, expected in (({"DRAConsumableCapacity": False}, []), ({}, ['"min" is required'])):
+        found = LintRun(Config(feature_gates=gates), [Source("slice.yaml", content=body)]).report().findings
+        assert [f.message.rpartition("Required value: ")[2] for f in by_rule(found, "schema-invalid")] == expected
+    assert [m for _, _, m in rejected(counters)] == [
+        'spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed',
+        "spec.sharedCounters[0].counters: Required value",
     ]
 
 
@@ -310,3 +337,57 @@ def test_the_cheap_first_pass_over_devices_never_hides_an_error():
     assert _plain_device(
         {"name": "gpu-0", "attributes": {"type": {"string": "gpu"}}, "capacity": {"memory": {"value": "80Gi"}}}
     )
+
+
+def test_quantities_the_decoder_refuses_are_schema_invalid():
+    """Quantity.UnmarshalJSON (apimachinery v0.37.2): ParseQuantity's refusal of a capacity, a counter or a claim's
+    capacity request ends the request (a 400) before validation; spaces around it are trimmed, a null is zero, and
+    a missing value is the zero Quantity (found by the dra validate oracle family)."""
+
+    def schema_errors(text: str) -> list[str]:
+        body = textwrap.dedent(text).lstrip("\n")
+        findings = LintRun(Config(), [Source("slice.yaml", content=body.encode())]).report().findings
+        return [f.notes[0] if f.notes else f.message for f in by_rule(findings, "schema-invalid")]
+
+    assert schema_errors(GOOD.replace("memory: {value: 80Gi}", "memory: {value: ' 80Gi '}", 1)) == []
+    assert schema_errors(GOOD.replace("memory: {value: 80Gi}", "memory: {value: null}", 1)) == []
+    assert schema_errors(GOOD.replace("memory: {value: 80Gi}", "memory: {}", 1)) == []
+    assert schema_errors(GOOD.replace("memory: {value: 80Gi}", "memory: {value: 80GB}", 1)) == [
+        'spec.devices[0].capacity.memory.value: Invalid value: "80GB": quantities must match the regular expression '
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    ]
+    claim = """
+    apiVersion: resource.k8s.io/v1
+    kind: ResourceClaim
+    metadata: {name: shared-gpu, namespace: ml}
+    spec:
+      devices:
+        requests:
+        - name: gpu
+          exactly: {deviceClassName: gpu.nvidia.com, capacity: {requests: {memory: 10e}}}
+    """
+    assert schema_errors(claim) == [
+        'spec.devices.requests[0].exactly.capacity.requests.memory: Invalid value: "10e": unable to parse quantity\'s '
+        "suffix"
+    ]
+
+
+def test_binding_conditions():
+    """validateDeviceBindingParameters (1.37): each list only with the other, no repeats, no condition in both; with
+    DRADeviceBindingConditions off (or DRAResourceClaimDeviceStatus) the fields are dropped first (found by the dra
+    validate oracle family)."""
+    bound = GOOD.replace(
+        "  - name: gpu-1\n",
+        "    bindingConditions: [dra.example.com/attached, dra.example.com/attached]\n"
+        "    bindingFailureConditions: [dra.example.com/attached]\n"
+        "  - name: gpu-1\n"
+        "    bindingConditions: [dra.example.com/attached]\n",
+    )
+    assert [m for _, _, m in rejected(bound)] == [
+        'spec.devices[0].bindingConditions[1]: Duplicate value: "dra.example.com/attached"',
+        'spec.devices[0].bindingFailureConditions[0]: Invalid value: "dra.example.com/attached": '
+        "bindingFailureConditions must not overlap with bindingConditions",
+        "spec.devices[1].bindingFailureConditions: Invalid value: []: "
+        "bindingFailureConditions are required to use bindingConditions",
+    ]
+    assert rejected(bound, DRADeviceBindingConditions=False) == []

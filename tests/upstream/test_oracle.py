@@ -12,6 +12,7 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from oracle_dra import DRA_CASE, DRA_GATES, compare_dra_validate
 from oracle_families import (
     CEL_CASE,
     GANG_CASE,
@@ -104,6 +105,73 @@ def test_gang_validation_agrees(oracle, cases, gates):
         found += [(case, compare_gang_validate(case, answer, case_gates)) for case, answer in zip(group, answers)]
     disagreements = [(case, problems) for case, problems in found if problems]
     assert not disagreements, report(disagreements)
+
+
+@family_settings(20)
+@given(cases=batches(DRA_CASE, 20), gates=DRA_GATES)
+def test_dra_validation_agrees(oracle, cases, gates):
+    """ResourceClaim, ResourceClaimTemplate, DeviceClass and ResourceSlice (resource.k8s.io v1, v1beta2, v1beta1)
+    created through the API server's strategies, under the beta gates whose fields they drop, against the rules
+    of gpulint's that say the API server refuses an object."""
+    answers = oracle.ask("dra_validate", cases, gates)
+    found = [(case, compare_dra_validate(case, answer, gates)) for case, answer in zip(cases, answers)]
+    disagreements = [(case, problems) for case, problems in found if problems]
+    assert not disagreements, report(disagreements)
+
+
+# Shrunk counterexamples of the dra validate family (docs/oracle.md), each with the gates it was found under and
+# whether Kubernetes refuses it: gpulint's verdict was the other one.
+_REQUEST = {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 0}}
+_SLICE = {
+    "driver": "gpu.nvidia.com",
+    "pool": {"name": "node-a", "generation": None, "resourceSliceCount": 1},
+    "nodeName": "node-a",
+    "devices": [{"name": "gpu-0", "attributes": {"type": {"strings": ["gpu"]}, "a/b/c": {"int": 1}}}],
+}
+RECORDED_DRA = [
+    ("ResourceClaim", "v1", {"devices": {"requests": [_REQUEST]}}, {}, False),
+    (
+        "ResourceClaim",
+        "v1",
+        {"devices": {"requests": [_REQUEST], "constraints": [{"matchAttribute": "example.com/a/b"}]}},
+        {},
+        False,
+    ),
+    ("ResourceClaim", "v1beta1", {"devices": {"requests": [{"name": "gpu"}]}}, {}, True),
+    (
+        "ResourceClaim",
+        "v1",
+        {
+            "devices": {
+                "requests": [
+                    {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "tolerations": [{"value": "a b"}]}}
+                ]
+            }
+        },
+        {},
+        True,
+    ),
+    ("ResourceSlice", "v1", _SLICE, {"DRAListTypeAttributes": True}, False),
+    ("ResourceSlice", "v1", _SLICE, {"DRAListTypeAttributes": False}, True),
+    (
+        "ResourceSlice",
+        "v1",
+        {**_SLICE, "devices": [], "sharedCounters": [{"name": "gpu-0-counters", "counters": {}}]},
+        {"DRAPartitionableDevices": False},
+        False,
+    ),
+    ("ResourceSlice", "v1", None, {}, True),
+]
+
+
+@pytest.mark.parametrize(("kind", "version", "spec", "gates", "refused"), RECORDED_DRA)
+def test_recorded_dra_objects_agree(oracle, kind, version, spec, gates, refused):
+    metadata = {"name": "gpus", **({"namespace": "default"} if kind == "ResourceClaim" else {})}
+    obj = {"apiVersion": f"resource.k8s.io/{version}", "kind": kind, "metadata": metadata, "spec": spec}
+    case = {"object": obj, "admin_namespace": False}
+    (answer,) = oracle.ask("dra_validate", [case], gates)
+    assert bool(answer["errors"]) == refused, answer
+    assert not compare_dra_validate(case, answer, gates)
 
 
 def test_recorded_gang_objects_agree(oracle):

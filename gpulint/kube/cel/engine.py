@@ -690,6 +690,10 @@ class CelEngine:
             output = declared_result(typed.return_type().name(), checked)
             if output is not None:
                 return CelProblem(f"must evaluate to bool or the unknown type, not {output}", 0)
+        if "matches" in code:
+            pattern = _invalid_pattern(env, expression, runs)
+            if pattern is not None:
+                return pattern
         if self.devices and ("[" in code or "{" in code):
             mixed = _mixed_literal(typed, expression, runs)
             if mixed is not None:
@@ -1121,6 +1125,17 @@ def _guarded(env: Any, serialized: bytes, versions: bool, quantities: bool, maps
             return env.deserialize((rewrite.rewrite(guarded) or guarded) if formats else guarded)
         except RuntimeError:
             continue
+    return None
+
+
+def _invalid_pattern(env: Any, expression: str, runs: str) -> CelProblem | None:
+    """cel.ValidateRegexLiterals: a literal pattern Go's regexp refuses does not compile ("invalid matches
+    argument", at the literal)."""
+    for offset, pattern in rewrite.matches_literals(env.compile(runs, disable_check=True).serialize()):
+        try:
+            library.regex(pattern)
+        except ValueError:
+            return CelProblem("compilation failed: invalid matches argument", offset if runs == expression else 0)
     return None
 
 

@@ -883,6 +883,26 @@ def constant_conversions(serialized: bytes) -> list[tuple[int, bytes]]:
     return [(positions.get(_node_id(node), 0), _wrapped(outer, fields, node)) for node in found]
 
 
+def matches_literals(serialized: bytes) -> list[tuple[int, str]]:
+    """cel.ValidateRegexLiterals (cel-go v0.29.2 cel/validator.go, in the API server's base environment since
+    1.29): each ``matches`` call whose first argument is a string literal (the pattern of ``s.matches(p)``, the
+    string of ``matches(s, p)``, as cel-go checks argument 0), its source offset and the literal."""
+    outer, fields, found = _calls_found(serialized, lambda body: call_parts(body)[1] == "matches")
+    positions = source_positions(fields, 3)  # ParsedExpr.source_info
+    out = []
+    for node in found:
+        _, args = call_parts(_kind(node)[1])[1:]
+        if not args:
+            continue
+        kind, body = _kind(args[0])
+        text = (
+            next((v for n, _, v in decode(body) if n == 6 and isinstance(v, bytes)), None) if kind == _CONST else None
+        )
+        if text is not None:
+            out.append((positions.get(_node_id(args[0]), 0), text.decode(errors="replace")))
+    return out
+
+
 def _calls_found(
     serialized: bytes, keep: Callable[[bytes], bool], constant: bool = False
 ) -> tuple[list[Field], list[Field], list[bytes]]:

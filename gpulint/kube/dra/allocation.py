@@ -129,11 +129,19 @@ def claim_spec_of(data: dict[str, Any], kind: str) -> ClaimSpec:
     return parse_claim_spec(str(data.get("apiVersion") or ""), dig(data, *base), base)
 
 
+def selector_expression(selector: Any) -> Any:
+    """A selector's CEL expression; a null one is the empty string Go's decoder leaves (it does not compile)."""
+    cel = selector.get("cel") if isinstance(selector, dict) else None
+    if isinstance(cel, dict) and "expression" in cel and cel["expression"] is None:
+        return ""
+    return dig(cel, "expression")
+
+
 def _alternative(raw: dict[str, Any], name: str, path: Path) -> tuple[Alternative, list[tuple[Path, str]]]:
     problems = []
     selectors = []
     for index, selector in enumerate(sequence(raw.get("selectors"))):
-        expression = dig(selector, "cel", "expression")
+        expression = selector_expression(selector)
         if isinstance(expression, str):
             selectors.append(Selector(expression, (*path, "selectors", index, "cel", "expression")))
     mode = raw.get("allocationMode") or "ExactCount"
@@ -174,6 +182,18 @@ ONE_REQUEST_TYPE = {
 }
 
 
+# v1beta1's DeviceRequest fields that make an ExactDeviceRequest of it (pkg/apis/resource/v1beta1/conversion.go
+# hasAnyMainRequestFieldsSet): each set unless null, or the Go zero value of a plain string or int
+_MAIN_REQUEST_FIELDS = ("selectors", "adminAccess", "tolerations", "capacity", "derivedAttributes")
+_MAIN_REQUEST_ZEROS = {"deviceClassName": "", "allocationMode": "", "count": 0}
+
+
+def _main_fields_set(raw: dict[str, Any]) -> bool:
+    return any(raw.get(key) is not None for key in _MAIN_REQUEST_FIELDS) or any(
+        raw.get(key) not in (None, zero) for key, zero in _MAIN_REQUEST_ZEROS.items()
+    )
+
+
 def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
     """The device claim at ``base`` (``spec.devices`` or ``spec.spec.devices``), in any served shape."""
     requests: list[Request] = []
@@ -187,8 +207,8 @@ def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
         path = (*base, "requests", index)
         first = raw.get("firstAvailable")
         first = first if isinstance(first, list) and first else None  # an empty list is unset
-        exactly = raw if flat and first is None else raw.get("exactly")
-        if not flat and (exactly is not None) == (first is not None):
+        exactly = (raw if _main_fields_set(raw) else None) if flat else raw.get("exactly")
+        if (exactly is not None) == (first is not None):
             both = exactly is not None
             problems.append((path, f"request '{name}': " + ONE_REQUEST_TYPE[both]))
         alternatives: list[Alternative] = []
@@ -219,7 +239,7 @@ def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
 def class_selectors(device_class: dict[str, Any]) -> tuple[Selector, ...]:
     out = []
     for index, selector in enumerate(sequence(dig(device_class, "spec", "selectors"))):
-        expression = dig(selector, "cel", "expression")
+        expression = selector_expression(selector)
         if isinstance(expression, str):
             out.append(Selector(expression, ("spec", "selectors", index, "cel", "expression")))
     return tuple(out)

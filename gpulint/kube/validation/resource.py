@@ -16,7 +16,9 @@ from typing import Any
 
 from gpulint.kube import names
 from gpulint.kube.fields import mapping
+from gpulint.kube.quantity import FORMAT_HINT, QuantityError, parse_quantity
 from gpulint.kube.refs import Path
+from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import (
     DUPLICATE,
     FORBIDDEN,
@@ -78,6 +80,8 @@ def _text(item: Any) -> Any:
 
 
 def _dns_label(value: Any, path: Path) -> Iterator[FieldError]:
+    if value is None:
+        value = ""  # null (or absent): Go's zero value, an invalid label (a missing one is schema-invalid's too)
     if isinstance(value, str):
         for message in names.dns1123_label(value):
             yield FieldError(path, INVALID, value, message)
@@ -136,8 +140,8 @@ def _qualified_name_errors(value: str, path: Path) -> Iterator[FieldError]:
             yield FieldError(path, INVALID, "", "the name must not be empty")
         else:
             yield from _c_identifier(parts[1], path)
-    else:
-        yield FieldError(path, INVALID, value, "must not contain more than one slash")
+    # more than one slash ("a/b/c"): accepted in 1.37 (validateQualifiedName's TODO, and the declarative
+    # resourcesQualifiedName alike), so no error
 
 
 def fully_qualified_name(value: Any, path: Path) -> Iterator[FieldError]:
@@ -201,10 +205,13 @@ def _selectors(value: Any, path: Path) -> Iterator[FieldError]:
 def _allocation_mode(body: dict[str, Any], path: Path) -> Iterator[FieldError]:
     mode = body.get("allocationMode") or "ExactCount"  # defaulted before validation
     count = body.get("count")
+    if isinstance(count, bool) or not isinstance(count, int):
+        count = 0  # absent (or null): Go's zero, as the decoder leaves it
     if mode == "ExactCount":
-        if isinstance(count, int) and not isinstance(count, bool) and count <= 0:
+        # SetDefaults_ExactDeviceRequest / SetDefaults_DeviceSubRequest: an ExactCount without a count asks for 1
+        if count < 0:
             yield FieldError((*path, "count"), INVALID, count, "must be greater than zero")
-    elif mode != "All" and isinstance(mode, str):
+    elif mode != "All" and isinstance(mode, str):  # a count beside All: claim-reference-invalid's
         yield not_supported((*path, "allocationMode"), mode, ALLOCATION_MODES)
 
 
@@ -216,13 +223,38 @@ def _device_class_name(body: dict[str, Any], path: Path) -> Iterator[FieldError]
         yield from _dns_subdomain(name, (*path, "deviceClassName"))
 
 
+TOLERATION_OPERATORS = ("Equal", "Exists")  # validDeviceTolerationOperators
+TOLERATION_EFFECTS = ("NoExecute", "NoSchedule", "None")  # validDeviceTaintEffects, sorted as sets.List words them
+
+
+def _toleration(toleration: Any, path: Path) -> Iterator[FieldError]:
+    """validateDeviceToleration: a label key when set, the value its operator allows, a known effect when set."""
+    if not isinstance(toleration, dict):
+        return
+    key, value = toleration.get("key") or "", toleration.get("value") or ""
+    # the operator is defaulted to Equal (DeviceToleration's +default in k8s.io/api/resource)
+    operator, effect = toleration.get("operator") or "Equal", toleration.get("effect") or ""
+    if isinstance(key, str) and key:
+        yield from core.label_name(key, (*path, "key"))
+    if not isinstance(value, str) or not isinstance(operator, str) or not isinstance(effect, str):
+        return  # a type error: schema-invalid's
+    if operator == "Exists":
+        if value:
+            yield FieldError((*path, "value"), INVALID, value, "must be empty for operator `Exists`")
+    elif operator == "Equal":
+        for message in names.label_value(value):
+            yield FieldError((*path, "value"), INVALID, value, message)
+    else:
+        yield not_supported((*path, "operator"), operator, TOLERATION_OPERATORS)
+    if effect and effect not in TOLERATION_EFFECTS:
+        yield not_supported((*path, "effect"), effect, TOLERATION_EFFECTS)
+
+
 def _exact(body: dict[str, Any], path: Path) -> Iterator[FieldError]:
     yield from _device_class_name(body, path)
     yield from _selectors(body.get("selectors"), (*path, "selectors"))
     yield from _allocation_mode(body, path)
-    tolerations = _items(body.get("tolerations"))
-    if len(tolerations) > TOLERATIONS_MAX:
-        yield too_many((*path, "tolerations"), len(tolerations), TOLERATIONS_MAX)
+    yield from _set(body.get("tolerations"), TOLERATIONS_MAX, (*path, "tolerations"), _toleration)
 
 
 def _request(request: Any, path: Path, flat: bool) -> Iterator[FieldError]:
@@ -307,6 +339,10 @@ def device_claim(devices: Any, path: Path, flat: bool) -> Iterator[FieldError]:
     yield from _set(devices.get("config"), CONFIG_MAX, (*path, "config"), lambda c, at: _config(c, at, known))
 
 
+# Fields the schema lists as required whose Go type is a plain value, its zero valid: ResourcePool.Generation
+# (int64), DeviceCapacity.Value and Counter.Value (resource.Quantity, 0). Absent, the API server reads 0.
+ZERO_VALUED_REQUIRED = frozenset({"generation", "value"})
+
 ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"  # DRAAdminNamespaceLabelKey (pkg/apis/resource)
 
 
@@ -350,3 +386,85 @@ def device_class_spec(spec: Any, path: Path, stored: bool = False) -> Iterator[F
     name = spec.get("extendedResourceName")
     if isinstance(name, str) and not is_extended_resource_name(name):
         yield FieldError((*path, "extendedResourceName"), INVALID, name, "must be a valid extended resource name")
+
+
+# --------------------------------------------------------------------------- quantities, as the decoder reads them
+
+
+def _amounts(holder: Any, path: Path) -> Iterator[tuple[Path, Any]]:
+    """The values of a map of counters or capacities ({name: {value: q}}): each at its path."""
+    for name, entry in mapping(holder).items():
+        if isinstance(entry, dict) and "value" in entry:
+            yield (*path, name, "value"), entry["value"]
+
+
+def _device_quantities(device: Any, path: Path) -> Iterator[tuple[Path, Any]]:
+    device = mapping(device)
+    if isinstance(device.get("basic"), dict):  # v1beta1
+        device, path = device["basic"], (*path, "basic")
+    for name, capacity in mapping(device.get("capacity")).items():
+        at = (*path, "capacity", name)
+        if not isinstance(capacity, dict):
+            continue
+        if "value" in capacity:
+            yield (*at, "value"), capacity["value"]
+        policy = mapping(capacity.get("requestPolicy"))
+        if "default" in policy:
+            yield (*at, "requestPolicy", "default"), policy["default"]
+        for index, value in enumerate(_items(policy.get("validValues"))):
+            yield (*at, "requestPolicy", "validValues", index), value
+        for bound, value in mapping(policy.get("validRange")).items():
+            yield (*at, "requestPolicy", "validRange", bound), value
+    for index, consumption in enumerate(_items(device.get("consumesCounters"))):
+        yield from _amounts(mapping(consumption).get("counters"), (*path, "consumesCounters", index, "counters"))
+
+
+def _request_quantities(body: Any, path: Path) -> Iterator[tuple[Path, Any]]:
+    for name, value in mapping(mapping(mapping(body).get("capacity")).get("requests")).items():
+        yield (*path, "capacity", "requests", name), value
+
+
+def quantities(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[tuple[Path, Any]]:
+    """Each resource.Quantity field of a ResourceSlice's devices and counters or a claim's capacity requests, with
+    its value as written."""
+    spec = mapping(data.get("spec"))
+    if kind == "ResourceSlice":
+        for index, device in enumerate(_items(spec.get("devices"))):
+            yield from _device_quantities(device, ("spec", "devices", index))
+        for index, counter_set in enumerate(_items(spec.get("sharedCounters"))):
+            yield from _amounts(mapping(counter_set).get("counters"), ("spec", "sharedCounters", index, "counters"))
+        return
+    if kind not in ("ResourceClaim", "ResourceClaimTemplate"):
+        return
+    base: Path = ("spec", "spec", "devices") if kind == "ResourceClaimTemplate" else ("spec", "devices")
+    devices = mapping(
+        mapping(spec.get("spec")).get("devices") if kind == "ResourceClaimTemplate" else spec.get("devices")
+    )
+    flat = not api_version.endswith(("/v1", "/v1beta2"))
+    for index, request in enumerate(_items(devices.get("requests"))):
+        at = (*base, "requests", index)
+        request = mapping(request)
+        if flat:
+            yield from _request_quantities(request, at)
+        else:
+            yield from _request_quantities(request.get("exactly"), (*at, "exactly"))
+        for sub_index, sub in enumerate(_items(request.get("firstAvailable"))):
+            yield from _request_quantities(sub, (*at, "firstAvailable", sub_index))
+
+
+def undecodable_quantities(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[FieldError]:
+    """Quantity.UnmarshalJSON (apimachinery v0.37.2 api/resource/quantity.go): a string ParseQuantity refuses,
+    spaces trimmed, ends the request before validation (a 400, worded with ParseQuantity's error). Only
+    ParseQuantity's own refusals: gpulint's bounds on length and exponent are no error of Kubernetes'."""
+    for path, value in quantities(kind, api_version, data):
+        if not isinstance(value, str):
+            continue  # a number is read as its text; null is zero; another type is the schema's
+        try:
+            parse_quantity(value.strip())
+        except QuantityError as error:
+            message = str(error)
+            if message.startswith(("quantity is longer", "quantity exponent")):
+                continue
+            if message.startswith("unable to parse quantity's suffix"):
+                message = "unable to parse quantity's suffix"  # ErrSuffix names no suffix
+            yield FieldError(path, INVALID, value, FORMAT_HINT if message == "quantity is empty" else message)

@@ -47,7 +47,8 @@ DEVICE_NODE_SELECTION = (
     "to true in the ResourceSlice spec"
 )
 # DeviceAttribute members: the scalars, then the lists (DRAListTypeAttributes)
-ATTRIBUTE_VALUES = ("bool", "int", "string", "version", "bools", "ints", "strings", "versions")
+ATTRIBUTE_VALUES = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")  # the union's order
+UNION_MEMBERS = ", ".join(f"`{member}`" for member in ATTRIBUTE_VALUES)
 _MEMBER_ORDER = {member: index for index, member in enumerate(ATTRIBUTE_VALUES)}
 _LISTS = frozenset(member for member in ATTRIBUTE_VALUES if member.endswith("s"))
 _SCALARS = frozenset(ATTRIBUTE_VALUES) - _LISTS
@@ -96,7 +97,8 @@ def pool_name(value: Any, path: Path) -> Iterator[FieldError]:
 def _pool(pool: Any, path: Path) -> Iterator[FieldError]:
     pool = _map(pool)
     yield from pool_name(pool.get("name"), (*path, "name"))
-    count = pool.get("resourceSliceCount")
+    count = pool.get("resourceSliceCount", 0)  # absent or null: Go's zero value
+    count = 0 if count is None else count
     if isinstance(count, int) and not isinstance(count, bool) and count <= 0:
         yield FieldError((*path, "resourceSliceCount"), INVALID, count, "must be greater than zero")
     generation = pool.get("generation")
@@ -148,10 +150,12 @@ def _attribute(value: Any, path: Path) -> Iterator[FieldError]:
     """validateDeviceAttribute: exactly one value; strings and versions at most 64 characters, versions semver."""
     value = _map(value)
     present = [member for member in value if member in _MEMBER_ORDER and value[member] is not None]
-    if len(present) > 1:
-        present.sort(key=_MEMBER_ORDER.__getitem__)
-    if len(present) != 1:
-        yield FieldError(path, INVALID, "" if not present else value, "exactly one value must be specified")
+    present.sort(key=_MEMBER_ORDER.__getitem__)
+    # worded by the declarative union validation, which the API server reports for these (1.37)
+    if not present:
+        yield FieldError(path, INVALID, "", f"must specify one of: {UNION_MEMBERS}")
+    elif len(present) > 1:
+        yield FieldError(path, INVALID, "{" + ", ".join(present) + "}", f"must specify exactly one of: {UNION_MEMBERS}")
     for member in present:
         if member in _LISTS and value[member] == []:
             yield FieldError((*path, member), INVALID, [], "must not be empty if specified")
@@ -221,10 +225,13 @@ def _request_policy(capacity: dict[str, Any], path: Path, shared: bool) -> Itera
                     )
     elif isinstance(policy.get("validRange"), dict):
         valid_range = policy["validRange"]
+        # validateRequestPolicyRange runs only with a default, and stops without a min
         if policy.get("default") is None:
             yield FieldError((*at, "default"), REQUIRED, detail="required when validRange is defined")
-        elif valid_range.get("min") is None:
+            return
+        if valid_range.get("min") is None:
             yield FieldError((*at, "validRange", "min"), REQUIRED, detail="required when validRange is defined")
+            return
         step = amount_or_none(valid_range.get("step")) if valid_range.get("step") is not None else None
         if step is not None and step <= 0:
             yield FieldError(
@@ -239,7 +246,7 @@ def _capacity(value: Any, path: Path, shared: bool) -> Iterator[FieldError]:
 def _taint(taint: Any, path: Path) -> Iterator[FieldError]:
     """validateDeviceTaint: a label key, a label value, a known effect."""
     taint = _map(taint)
-    key = taint.get("key", "")  # validated when absent too: "name part must be non-empty"
+    key = taint.get("key") or ""  # validated when absent or null too: "name part must be non-empty"
     if isinstance(key, str):
         yield from core.label_name(key, (*path, "key"))
     value = taint.get("value")
@@ -362,6 +369,7 @@ def _device(raw: Any, path: Path, per_device: bool) -> Iterator[FieldError]:
             yield from _dns_label(_map(consumption).get("counterSet"), (*where, "counterSet"))
             yield from _counters(_map(consumption).get("counters"), (*where, "counters"), MAX_COUNTERS_PER_CONSUMPTION)
         yield from _unique(consumptions, "counterSet", (*at, "consumesCounters"))
+    yield from _binding(body, at)
     chosen, errors = _selection(body, at, True)
     if per_device:
         yield from errors
@@ -375,6 +383,50 @@ def _device(raw: Any, path: Path, per_device: bool) -> Iterator[FieldError]:
             None,
             "`nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` is set to true "
             "in the ResourceSlice spec",
+        )
+
+
+MAX_BINDING_CONDITIONS = 4  # BindingConditionsMaxSize, BindingFailureConditionsMaxSize
+
+
+def _binding(body: dict[str, Any], path: Path) -> Iterator[FieldError]:
+    """validateDeviceBindingParameters: at most 4 of each, label names, no repeats, no condition in both lists,
+    and each list only with the other."""
+    conditions = [c for c in _items(body.get("bindingConditions")) if isinstance(c, str)]
+    failures = [c for c in _items(body.get("bindingFailureConditions")) if isinstance(c, str)]
+    for name, items in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
+        if len(items) > MAX_BINDING_CONDITIONS:
+            yield too_many((*path, name), len(items), MAX_BINDING_CONDITIONS)
+        else:
+            for index, item in enumerate(items):
+                yield from core.label_name(item, (*path, name, index))
+    seen: set[str] = set()
+    for index, condition in enumerate(conditions):
+        if condition in seen:
+            yield FieldError((*path, "bindingConditions", index), DUPLICATE, condition)
+        seen.add(condition)
+    failed: set[str] = set()
+    for index, condition in enumerate(failures):
+        if condition in failed:
+            yield FieldError((*path, "bindingFailureConditions", index), DUPLICATE, condition)
+        failed.add(condition)
+        if condition in seen:
+            yield FieldError(
+                (*path, "bindingFailureConditions", index),
+                INVALID,
+                condition,
+                "bindingFailureConditions must not overlap with bindingConditions",
+            )
+    if failures and not conditions:
+        yield FieldError(
+            (*path, "bindingConditions"), INVALID, [], "bindingConditions are required to use bindingFailureConditions"
+        )
+    if conditions and not failures:
+        yield FieldError(
+            (*path, "bindingFailureConditions"),
+            INVALID,
+            [],
+            "bindingFailureConditions are required to use bindingConditions",
         )
 
 
@@ -415,6 +467,8 @@ def _body(device: Any) -> dict[str, Any]:
 
 def resource_slice_spec(spec: Any, path: Path) -> Iterator[FieldError]:
     """validateResourceSliceSpec (on create)."""
+    if spec is None:
+        spec = {}  # absent or null: the zero spec, validated as such
     if not isinstance(spec, dict):
         return
     yield from driver_name(spec.get("driver"), (*path, "driver"))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpulint.kube.dra.gates import gate_extremes, prepared_for_create
+from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import dig, mapping
 from gpulint.kube.held_pods import HELD_IN
 from gpulint.kube.operators import cluster_queue_schema_errors
 from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import FieldError
-from gpulint.kube.validation.objects import BUILT_IN, admin_access_request, dra_spec, object_meta
+from gpulint.kube.validation.objects import BUILT_IN, DRA_API, admin_access_request, dra_spec, object_meta
 from gpulint.kube.validation.resource import ADMIN_NAMESPACE_LABEL
 from gpulint.kube.validation.scheduling import scheduling_spec
 from gpulint.kube.workloads import PodSpecSite
@@ -44,13 +46,27 @@ def _site_errors(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Itera
 
 
 def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
+    gates = ctx.config.gates
     yield from object_meta(obj.kind, obj.api_version, obj.data)
     if obj.api_version in BUILT_IN and (obj.ref.group, obj.kind) not in HELD_IN:
         yield from _pod_errors(obj, ctx)
-    yield from dra_spec(obj.kind, obj.api_version, obj.data)
+    if obj.api_version.startswith(DRA_API):
+        yield from _dra_errors(obj, gates)
     yield from scheduling_spec(obj.kind, obj.api_version, obj.data, ctx.config.gates)
     if obj.ref.group == "kueue.x-k8s.io" and obj.kind == "ClusterQueue":  # its CRD's validation rule
         yield from cluster_queue_schema_errors(obj.data)
+
+
+def _dra_errors(obj: KubeObject, gates: FeatureGates) -> list[FieldError]:
+    """A resource.k8s.io object validated as created: without the fields of disabled gates; with gates the
+    configuration does not state, only the errors found whichever way they are set."""
+    kind, api_version = obj.kind, obj.api_version
+    first, *others = (
+        list(dra_spec(kind, api_version, prepared_for_create(kind, api_version, obj.data, each)))
+        for each in gate_extremes(gates)
+    )
+    found = [{error.message() for error in other} for other in others]
+    return [error for error in first if all(error.message() in messages for messages in found)]
 
 
 def _missing_priority_classes(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

@@ -7,8 +7,10 @@ import re
 from collections.abc import Iterator
 
 from gpulint.kube.crd_templates import SchemaBound
+from gpulint.kube.dra.gates import dropped_on_create
 from gpulint.kube.fields import type_name
 from gpulint.kube.validation import scheduling
+from gpulint.kube.validation.resource import ZERO_VALUED_REQUIRED, undecodable_quantities
 from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import read_by_shape
 from gpulint.lint.checks import CheckContext, field_path
@@ -77,8 +79,16 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if error.rule in VALUE_RULES and (
             (status_reset and error.path[:1] == ("status",))
             or scheduling.dropped(obj.kind, obj.api_version, error.path, ctx.config.gates)
+            or (
+                obj.ref.group == "resource.k8s.io"
+                and dropped_on_create(obj.kind, obj.api_version, data, error.path, ctx.config.gates)
+            )
         ):
             continue  # the API server drops the field before it validates (STATUS_RESET, a disabled gate's field)
+        if obj.ref.group == "resource.k8s.io" and (
+            error.rule == "Null" or (error.rule == "Required" and _required(error.message) in ZERO_VALUED_REQUIRED)
+        ):
+            continue  # Go's decoder reads the zero value, which the DRA validation judges (api-rejected)
         where = field_path(error.path) or obj.kind
         if pod_template_file and error.path == ("spec",) and '"containers" is required' in error.message:
             continue  # a Spark or Flink pod template file: the driver adds the containers it runs
@@ -102,6 +112,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             )
         else:
             yield Diagnostic(RULE_ID, error.path, f"{where}: {_bounded(error.message)}")
+    if obj.ref.group == "resource.k8s.io":
+        for refused in undecodable_quantities(obj.kind, obj.api_version, data):  # the decoder's 400
+            full = refused.message()
+            brief = first_line(full, f"{full.rpartition(': ')[0]}: not a quantity")
+            yield Diagnostic(RULE_ID, refused.path, brief, notes=() if brief == full else (full,))
     # a custom resource bound to its CRD (kube/crd_templates) has its pod templates where its schema puts them
     shaped = read_by_shape(obj.api_version, obj.kind) and not isinstance(data, SchemaBound)
     if shaped and obj.facts.sites():
@@ -131,6 +146,14 @@ def _may_be_set(obj: KubeObject, mutators: list[str]) -> Diagnostic:
         pinned=True,
         run_note=True,
     )
+
+
+_REQUIRED = re.compile(r'^Required value: "([^"]+)" is required$')
+
+
+def _required(message: str) -> str:
+    found = _REQUIRED.match(message)
+    return found.group(1) if found else ""
 
 
 def _api_version_cased_otherwise(data: dict) -> tuple[str, str] | None:
