@@ -106,6 +106,8 @@ def test_an_overlay_flux_builds_with_inputs_outside_its_folder_is_not_checked(re
     message = said(next(f for f in result.json()["findings"] if f["rule"] == "not-rendered"))
     assert "the Flux Kustomization at kubernetes/clusters/main/apps.yaml:8 builds it" in message
     assert "load restrictor off" in message
+    # kustomize's wrapper quotes the builtin's whole config before the cause: the cause comes first
+    assert message.startswith("kubectl kustomize failed: builtin ReplacementTransformer: security"), message
 
 
 def test_an_overlay_flux_builds_whose_inputs_are_inside_is_checked(repo, render_tools):
@@ -318,3 +320,32 @@ def test_a_name_word_no_script_of_its_folder_replaces_is_still_refused(repo, fil
     write_tree(repo, files)
     result = run_cli("check", "hack", "--format", "json")
     assert serious_rules(result) == [("hack/wipe-rook.yaml", "api-rejected")], result.stdout
+
+
+# --------------------------------------------------- a builtin's failure worded with its cause, not its config
+
+
+def test_a_helm_chart_overlay_says_why_it_was_not_built(repo, render_tools):
+    write_tree(
+        repo,
+        {
+            "components/arc-controller/kustomization.yaml": """
+                apiVersion: kustomize.config.k8s.io/v1beta1
+                kind: Kustomization
+                helmCharts:
+                  - name: gha-runner-scale-set-controller
+                    releaseName: arc-controller
+                    namespace: actions-runner-system
+                    repo: oci://ghcr.io/actions/actions-runner-controller-charts
+                    version: "0.14.2"
+                    includeCRDs: true
+                """
+        },
+    )
+    result = run_cli("check", "components", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert not_rendered(result) == [("components/arc-controller/kustomization.yaml", "warning")], result.stdout
+    message = said(next(f for f in result.json()["findings"] if f["rule"] == "not-rendered"))
+    assert message.startswith(
+        "kubectl kustomize failed: builtin HelmChartInflationGenerator: must specify --enable-helm"
+    ), message
+    assert "releaseName: arc-controller" not in message

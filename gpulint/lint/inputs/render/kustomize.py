@@ -277,6 +277,11 @@ _WRAPPER = re.compile(
 )
 
 
+# kustomize wraps a builtin's failure with the builtin's whole config before the cause (api/internal/target/kusttarget.go
+# configureBuiltinPlugin: "trouble configuring builtin %s with config: `\n%s`: CAUSE"): the cause is what the user reads
+_BUILTIN_CONFIG = re.compile(r"trouble configuring builtin (\w+) with config: `.*?`: ", re.S)
+
+
 # kubectl kustomize reports through klog: `E1207 07:28:09.522672 1971 run.go:72] "command failed" err="<error>"`.
 _KLOG = re.compile(r'^[EWF]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] "command failed" err="(.*)"$')
 
@@ -300,7 +305,7 @@ def _failure(
     # is what follows them.
     lines = [line for line in lines if not line.startswith("# Warning:")] or lines
     message = " ".join(lines).removeprefix("error: ").removeprefix("Error: ") or f"{what} failed"
-    message = _WRAPPER.sub("", message)
+    message = _BUILTIN_CONFIG.sub(r"builtin \1: ", _WRAPPER.sub("", message))
     # An EOF while fetching a URL is the network's too (the server closed the connection mid-answer).
     environment = any(marker in message for marker in _ENVIRONMENT) or ("://" in message and "EOF" in message)
     line = _line_of_entry(own, message)
