@@ -442,12 +442,31 @@ MAX_SHAPE_NODES = 4096
 
 # Kinds whose pods gpulint builds another way: a TrainJob's come from its runtime (trainjob.composed_pods).
 MODELLED_ELSEWHERE = frozenset({(trainjob.GROUP, "TrainJob")})
+# Policy engines' groups: a pod-shaped part of their objects is a pattern matched against other objects or an overlay
+# merged into them, with the engine's own syntax in its keys (Kyverno's anchors `(key)`, `+(key)`, `=(key)` in
+# `validate.pattern` and `mutate.patchStrategicMerge`; Gatekeeper's mutators), never a pod the API server receives.
+POLICY_GROUPS = frozenset(
+    {
+        "kyverno.io",
+        "policies.kyverno.io",
+        "mutations.gatekeeper.sh",
+        "templates.gatekeeper.sh",
+        "constraints.gatekeeper.sh",
+        "policies.kubewarden.io",
+    }
+)
 
 
 def read_by_shape(api_version: str, kind: str) -> bool:
-    """A custom resource's kind (its group has a dot, as every CRD's must) that gpulint has no model of."""
+    """A custom resource's kind (its group has a dot, as every CRD's must) that gpulint has no model of, and whose
+    group makes pods (not a policy engine's)."""
     group = api_group(api_version)
-    return "." in group and (group, kind) not in TEMPLATE_SITES and (group, kind) not in MODELLED_ELSEWHERE
+    return (
+        "." in group
+        and group not in POLICY_GROUPS
+        and (group, kind) not in TEMPLATE_SITES
+        and (group, kind) not in MODELLED_ELSEWHERE
+    )
 
 
 def _is_pod_spec(value: dict[str, Any]) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import math
+import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -38,6 +39,7 @@ from gpulint.kube.placeholders import (
     WORDED_PLACEHOLDER,
 )
 from gpulint.lint.findings import Fix, Path, Severity
+from gpulint.lint.inputs.sed_words import sed_words
 
 try:  # libyaml is present in every PyYAML wheel; the pure-Python loader is ~15x slower
     from yaml import CSafeLoader as _SafeLoader
@@ -181,6 +183,10 @@ _PRINTF_NOTES = ("lint the file the program writes, or its output: gpulint check
 # a name written wrongly another way (`Gemma_Run`, `GPU-TEST`, `my_app`) is still refused.
 _NAME_FILL_IN = re.compile(r"(?:^|-)(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|RELEASE-NAME)(?=-|$)")
 _NAME_FIELDS = (("metadata", "name"), ("metadata", "namespace"))
+# An upper-case word joined to a name by '-' (`disk-wipe-HOSTNAME`): a fill-in where a script of the file's folder
+# replaces it with sed (inputs/sed_words.py); `GPU-TEST` that no script fills in is still a name written wrongly.
+_NAME_WORD = re.compile(r"(?<![^-])[A-Z][A-Z0-9]{2,}(?![^-])")
+_MAY_HOLD_NAME_WORD = re.compile(r"(?:name|namespace)[\"']?\s*:\s*[\"']?(?:[a-z0-9.-]*-)?[A-Z][A-Z0-9]{2,}")
 _MAY_HOLD_NAME_FILL_IN = re.compile(
     r"(?:name|namespace)[\"']?\s*:\s*[\"']?(?:[a-z0-9.-]*-)?(?:[A-Z][A-Z0-9]*_[A-Z0-9]|RELEASE-NAME)"
 )
@@ -731,9 +737,19 @@ def _load_text(path: str, text: str) -> LoadedFile:
     return loaded
 
 
+def _sed_filled(value: str, path: str, sed: list[frozenset[str]]) -> re.Match[str] | None:
+    """An upper-case word of a name that a script of the file's folder replaces with sed (read once per file)."""
+    for found in _NAME_WORD.finditer(value):
+        if not sed:
+            sed.append(sed_words(path) if os.path.isfile(path) else frozenset())
+        if found.group(0) in sed[0]:
+            return found
+    return None
+
+
 def _may_hold_name_fill_in(text: str) -> bool:
     """Whether a `name:` in the text may be a metadata name written as a fill-in word (_NAME_FILL_IN)."""
-    for match in _MAY_HOLD_NAME_FILL_IN.finditer(text):
+    for match in (*_MAY_HOLD_NAME_FILL_IN.finditer(text), *_MAY_HOLD_NAME_WORD.finditer(text)):
         start = match.start()
         if not _SEQUENCE_ITEM_KEY.fullmatch(text, text.rfind("\n", 0, start) + 1, start):
             return True
@@ -851,6 +867,7 @@ def _find_placeholders(loaded: LoadedFile) -> None:
     """Fields of objects that hold a substitution placeholder: the file is a template (one info finding),
     and no rule reports on those fields (``${GPUS}`` is no invalid quantity, it is not a value yet)."""
     first: tuple[int, int, str, int] | None = None
+    sed: list[frozenset[str]] = []  # the words scripts of the file's folder replace, read once when a name asks
     for document in loaded.documents:
         data = document.data
         if document.node is None or not isinstance(data, dict) or not ("kind" in data or "apiVersion" in data):
@@ -918,6 +935,7 @@ def _find_placeholders(loaded: LoadedFile) -> None:
                         else None
                     )
                     or (_NAME_FILL_IN.search(value) if short and path[-2:] in _NAME_FIELDS else None)
+                    or (_sed_filled(value, loaded.path, sed) if short and path[-2:] in _NAME_FIELDS else None)
                 )
                 if match:
                     found.append(path)
@@ -1006,9 +1024,23 @@ def _template_outside_strings(loaded: LoadedFile, text: str) -> int | None:
     roots = [document.node for document in loaded.documents if document.node is not None]  # parsed: all have one
     spans = sorted(span for root in roots for span in _scalar_spans(root))
     for position in braces:
-        if not any(start <= position < end for start, end in spans):
+        if not _inside(spans, position) and not _in_comment(text, position, spans):
             return text.count("\n", 0, position) + 1
     return None
+
+
+def _inside(spans: list[tuple[int, int]], position: int) -> bool:
+    return any(start <= position < end for start, end in spans)
+
+
+def _in_comment(text: str, position: int, spans: list[tuple[int, int]]) -> bool:
+    """Whether ``position`` of a file that parsed follows a ``#`` that opens a comment on its line: one at the
+    line's start or after a space, in no scalar (`# hooks.yaml uses {{ getenv ... }}`: prose, not a template)."""
+    start = text.rfind("\n", 0, position) + 1
+    return any(
+        text[index] == "#" and (index == start or text[index - 1] in " \t") and not _inside(spans, index)
+        for index in range(start, position)
+    )
 
 
 def _scalar_spans(root: Node) -> list[tuple[int, int]]:

@@ -24,6 +24,7 @@ from gpulint.kube.embedded import NotParsed, load_embedded
 from gpulint.kube.fields import decimal, dig, mapping, sequence, text
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes, load_text
+from gpulint.lint.inputs.render.flux_builds import built_by_flux
 from gpulint.lint.inputs.render.generated import built_after_edit, built_unrestricted, written_by_build_step
 from gpulint.lint.inputs.render.generator_places import GENERATOR, place_in_source, written
 from gpulint.lint.inputs.render.layout import (
@@ -276,6 +277,11 @@ _WRAPPER = re.compile(
 )
 
 
+# kustomize wraps a builtin's failure with the builtin's whole config before the cause (api/internal/target/kusttarget.go
+# configureBuiltinPlugin: "trouble configuring builtin %s with config: `\n%s`: CAUSE"): the cause is what the user reads
+_BUILTIN_CONFIG = re.compile(r"trouble configuring builtin (\w+) with config: `.*?`: ", re.S)
+
+
 # kubectl kustomize reports through klog: `E1207 07:28:09.522672 1971 run.go:72] "command failed" err="<error>"`.
 _KLOG = re.compile(r'^[EWF]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] "command failed" err="(.*)"$')
 
@@ -299,11 +305,22 @@ def _failure(
     # is what follows them.
     lines = [line for line in lines if not line.startswith("# Warning:")] or lines
     message = " ".join(lines).removeprefix("error: ").removeprefix("Error: ") or f"{what} failed"
-    message = _WRAPPER.sub("", message)
+    message = _BUILTIN_CONFIG.sub(r"builtin \1: ", _WRAPPER.sub("", message))
     # An EOF while fetching a URL is the network's too (the server closed the connection mid-answer).
     environment = any(marker in message for marker in _ENVIRONMENT) or ("://" in message and "EOF" in message)
     line = _line_of_entry(own, message)
-    builder = built_unrestricted(directory, repository) if repository and _RESTRICTED in message else ""
+    restricted = bool(repository) and _RESTRICTED in message
+    builder = built_unrestricted(directory, repository) if restricted else ""
+    flux = built_by_flux(directory, repository) if restricted and not builder else ""
+    if flux:
+        return RenderProblem(
+            own_display,
+            line,
+            1,
+            f"{what} failed: {message}; the Flux Kustomization at {flux} builds it, and Flux builds with kustomize's "
+            "load restrictor off inside the repository, which gpulint does not turn on: the overlay was not checked",
+            Severity.WARNING,
+        )
     if builder:
         return RenderProblem(
             own_display,

@@ -1,0 +1,81 @@
+"""Overlays a Flux Kustomization of the repository builds, read and never run.
+
+Flux's kustomize-controller builds the folder a Flux ``Kustomization`` (kustomize.toolkit.fluxcd.io) names in
+``spec.path``, relative to its source's root, with kustomize's load restrictor off on a filesystem that refuses
+paths outside that root (fluxcd/pkg kustomize v1.39.0, kustomize_generator.go ``SecureBuild``/``Build``:
+``LoadRestrictions: LoadRestrictionsNone``). A folder under it that holds a kustomization is built in the same run
+(with no kustomization at ``spec.path``, the controller generates one that lists each such folder). So a GitOps
+monorepo's ``replacements: - path: ../../../components/replacements/ks.yaml`` or a ``configMapGenerator`` over
+``../notebooks/`` loads under Flux where ``kubectl kustomize`` refuses it.
+
+Whether the source is this repository is not knowable from its files: a path that is a folder of the repository is
+taken as its own, as a release's chart path is (render/releases.py). A path of variables alone, or the root itself,
+names no overlay. Bounded: at most MAX_FILES YAML files (.gitignore honoured, hidden folders, ``node_modules``,
+``vendor`` and charts' ``templates`` skipped, no link followed), the first MAX_BYTES of each.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from gpulint.kube.fields import dig
+from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
+from gpulint.lint.inputs.loader import load_bytes
+from gpulint.lint.inputs.sources import SourceError
+from gpulint.lint.paths import is_within
+
+MAX_FILES = 5_000
+MAX_BYTES = 512 * 1024
+_GROUP = "kustomize.toolkit.fluxcd.io"
+_FILES = Selection(suffixes=(".yaml", ".yml"), skipped=frozenset({"node_modules", "vendor", "templates"}))
+# Flux's post-build substitution (${CLUSTER}, ${CLUSTER:=main}) in a path a parent Kustomization fills in: one folder
+_VARIABLE = re.compile(r"\$\{[^}/\n]*\}")
+
+
+def built_by_flux(overlay: str, repository: str) -> str:
+    """``FILE:LINE`` (relative to ``repository``) of the first Flux Kustomization whose ``spec.path`` is the
+    overlay's folder or a folder above it; "" when none is."""
+    overlay, top = os.path.realpath(overlay), os.path.realpath(repository)
+    if not is_within(overlay, top) or overlay == top:
+        return ""
+    relative = os.path.relpath(overlay, top).replace(os.sep, "/")
+    walk = Walk(top, (), [], select=_FILES)
+    try:
+        for count, candidate in enumerate(walk.files()):
+            if count >= MAX_FILES:
+                return ""
+            if candidate.follow:
+                continue
+            raw = read_head(candidate.path, MAX_BYTES)
+            if _GROUP.encode() not in raw:
+                continue
+            for document in load_bytes(candidate.path, raw).documents:
+                data = document.data
+                if not isinstance(data, dict) or data.get("kind") != "Kustomization":
+                    continue
+                if not str(data.get("apiVersion") or "").startswith(_GROUP + "/"):
+                    continue
+                if _covers(dig(data, "spec", "path"), relative):
+                    line = document.locate(("spec", "path"))[0]
+                    return f"{os.path.relpath(candidate.path, top)}:{line}"
+    except SourceError:
+        return ""
+    return ""
+
+
+def _covers(path: object, overlay: str) -> bool:
+    """Whether a Flux ``spec.path`` (``./kubernetes/apps/main``, ``kubernetes/apps/${CLUSTER}``) is the overlay's
+    folder (relative to the root, '/'-separated) or a folder above it."""
+    if not isinstance(path, str):
+        return False
+    parts = [part for part in path.strip().split("/") if part not in ("", ".")]
+    if not parts or ".." in parts or not any(_VARIABLE.sub("", part) for part in parts):
+        return False
+    pattern = "/".join(_part_pattern(part) for part in parts)
+    return re.fullmatch(rf"{pattern}(?:/.*)?", overlay) is not None
+
+
+def _part_pattern(part: str) -> str:
+    pieces = re.split(f"({_VARIABLE.pattern})", part)
+    return "".join("[^/]+" if _VARIABLE.fullmatch(piece) else re.escape(piece) for piece in pieces if piece)

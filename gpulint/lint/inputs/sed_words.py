@@ -1,0 +1,45 @@
+"""Words a script beside a manifest replaces with ``sed`` before it applies the manifest, read and never run.
+
+A folder of one-off manifests often keeps the script that fills them in beside them: toboshii/home-ops'
+``hack/wipe-rook.sh`` runs ``cat wipe-rook.yaml | sed -e "s/HOSTNAME/$i/g" | kubectl apply -f -`` once per node,
+over a Pod named ``disk-wipe-HOSTNAME``. The upper-case word in the name is a fill-in, not a name written wrongly:
+the API server never sees it. The words are those of ``s/WORD/`` (any delimiter) in a ``sed`` command of a shell
+script or Makefile in the manifest's own folder; they apply to that folder's manifests, the convention of the folder.
+
+Bounded: at most MAX_SCRIPTS files of at most MAX_BYTES each are read, and only for a file whose name holds an
+upper-case word (the loader asks only then).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+MAX_SCRIPTS = 32
+MAX_BYTES = 256 * 1024
+_SCRIPTS = (".sh", ".bash", ".mk")
+_SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
+# `sed -e "s/HOSTNAME/$i/g"`, `sed 's|NODE_NAME|node1|'`, `sed -i "s#REGION#${REGION}#g"`: the upper-case word it replaces
+_SED = re.compile(r"\bsed\b[^\n|;]*?\bs([/|#,:@])([A-Z][A-Z0-9_]{2,})\1")
+
+
+def sed_words(manifest: str) -> frozenset[str]:
+    """The upper-case words a ``sed`` of a script in ``manifest``'s folder replaces (empty when none)."""
+    directory = os.path.dirname(os.path.abspath(manifest))
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return frozenset()
+    words: set[str] = set()
+    scripts = [name for name in names if name.endswith(_SCRIPTS) or name in _SCRIPT_NAMES][:MAX_SCRIPTS]
+    for name in scripts:
+        path = os.path.join(directory, name)
+        if os.path.islink(path) or not os.path.isfile(path):
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(MAX_BYTES)
+        except OSError:
+            continue
+        words.update(found.group(2) for found in _SED.finditer(text))
+    return frozenset(words)
