@@ -60,8 +60,8 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
                     yield Diagnostic(
                         RULE_ID,
                         (*block.path, section, name),
-                        f"container '{block.container}' asks for {asked}, which none of the {total} nodes in the "
-                        f"inventory publishes{hint}",
+                        f"container '{block.container}' asks for {asked}, which {_none_of(total)} publishes"
+                        f"{' and no node pool offers' if inventory.pools else ''}{hint}",
                         notes=(
                             *shared,
                             unproven,
@@ -76,9 +76,7 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
                     f", no node pool's instance types offer ({len(inventory.pools)} pools)" if inventory.pools else ""
                 )
                 silent = silent_gpu_nodes(name, inventory).strip()
-                lead = (
-                    f"container '{block.container}' asks for {asked}, which none of the {total} nodes in the inventory"
-                )
+                lead = f"container '{block.container}' asks for {asked}, which {_none_of(total)}"
                 full = f"{lead} publishes{pools} and no DeviceClass backs{hint}"
                 brief = first_line(full, f"{lead} publishes{' or its node pools offer' if pools else ''}{hint}")
                 yield Diagnostic(
@@ -150,3 +148,8 @@ def _scheduler_managed(container: str, shares: list[tuple[Path, str, str]], inve
         severity=Severity.WARNING,
         pinned=True,
     )
+
+
+def _none_of(nodes: int) -> str:
+    """With nodes known, how many; with node pools only (no inventory of nodes), not "none of the 0 nodes"."""
+    return f"none of the {nodes} nodes in the inventory" if nodes else "no known node"

@@ -105,7 +105,7 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver, namespac
         if not groups:
             yield (
                 requirement.path,
-                f"the required node affinity/selector matches none of the {len(nodes)} nodes and no node that "
+                f"the required node affinity/selector matches {_none_of(len(nodes))}no node that "
                 f"its {_pools(len(inventory.pools))} can add",
                 _pooled_severity(inventory),
                 not inventory.pools_whole,
@@ -250,6 +250,11 @@ def _pooled_severity(inventory: Resolver) -> Severity:
 def _not_whole(inventory: Resolver) -> tuple[str, ...]:
     """Why the pools read may not be all of them (nothing when they are)."""
     return (inventory.pools_gap,) if inventory.pools_gap else ()
+
+
+def _none_of(nodes: int) -> str:
+    """No nodes known (node pools only, from the linted files): say nothing of nodes, not "none of the 0"."""
+    return f"none of the {nodes} nodes and " if nodes else ""
 
 
 def _pools(count: int) -> str:
