@@ -61,6 +61,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         cased = _api_version_cased_otherwise(data)
         if cased is not None and not ctx.schemas.has_schema(cased[1], data["kind"]):
             return  # a tool's own configuration, not for kubectl (see _api_version_cased_otherwise)
+        if cased is None and not _served_kind(data["kind"], ctx):
+            return  # a tool's own configuration (Zarf's ZarfPackageConfig, a UDSBundle): no API serves the kind
         yield Diagnostic(
             RULE_ID,
             ("apiVersion",) if "apiVersion" in data else (),
@@ -166,6 +168,14 @@ def _api_version_cased_otherwise(data: dict) -> tuple[str, str] | None:
         if isinstance(key, str) and key != "apiVersion" and key.lower() == "apiversion" and isinstance(value, str):
             return key, value
     return None
+
+
+def _served_kind(kind: str, ctx: CheckContext) -> bool:
+    """Whether some API gpulint knows serves ``kind``: the Kubernetes release's, a bundled CRD's or one of the
+    linted set's. A document with a kind and no apiVersion is a manifest kubectl refuses only when its kind is
+    one; a kind nothing serves is another tool's configuration that borrows the word (Zarf's
+    `kind: ZarfPackageConfig` in zarf.yaml, UDS's `kind: UDSBundle`: their schemas have no apiVersion)."""
+    return any(key.rsplit("/", 1)[-1] == kind for key in ctx.schemas.known_kinds())
 
 
 def _list_items(obj: KubeObject) -> Iterator[Diagnostic]:

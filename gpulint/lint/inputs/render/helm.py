@@ -314,6 +314,14 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
             "installs - give the rest of its values under render.charts in .gpulint.yaml, or --values/--set"
         )
         severity = Severity.WARNING
+    asked = _schema_asks_installer(stderr, place) if not settings.given else []
+    if asked:
+        message += (
+            f"; the chart's values.schema.json asks the installer for {', '.join(asked)}, which values.yaml leaves "
+            "empty: they are given at install (-f/--set), so the chart was not checked - give its values under "
+            "render.charts in .gpulint.yaml, or --values/--set"
+        )
+        return RenderProblem(chart_file, 1, 1, message, Severity.WARNING)
     unset = _unset_value(stderr, place) if not own_text and not settings.given else None
     if unset is not None and unset.misspelt:
         message += (
@@ -354,6 +362,67 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
             column = int(match.group("column")) + 1 if match.group("column") else 1
             return RenderProblem(found[1], int(match.group("line")), column, message, severity)
     return RenderProblem(chart_file, 1, 1, message, severity)
+
+
+# helm's refusal of values against a chart's values.schema.json (pkg/chart/v2/util/jsonschema.go), and where: a
+# JSON pointer (santhosh-tekuri/jsonschema: "- at '/image/tag': minLength: got 0, want 1", "missing property 'x'")
+# or gojsonschema's dotted field ("- image.tag: String length must be ...", "- (root): x is required")
+_SCHEMA_REFUSAL = "values don't meet the specifications of the schema"
+_SCHEMA_POINTER = re.compile(r"^\s*- at '(?P<pointer>[^']*)': (?P<why>.*)$", re.MULTILINE)
+_SCHEMA_FIELD = re.compile(r"^\s*- (?P<field>[\w.()-]+): (?P<why>.*)$", re.MULTILINE)
+_MISSING = re.compile(r"missing propert(?:y|ies) (?P<names>'[^']*'(?:, '[^']*')*)|^(?P<name>[\w-]+) is required$")
+MAX_ASKED_SHOWN = 4
+
+
+def _schema_asks_installer(stderr: str, place: ChartPlace) -> list[str]:
+    """The values a chart's schema refuses when each is one its values.yaml leaves empty (absent, null, "", [] or
+    {}): the schema makes the installer give them (a `minLength: 1` on an empty default, a required key the
+    defaults lack), as `required` does in a template. [] when helm refused something else, or a default the
+    chart writes itself (a value of the wrong type, a pattern it does not match): then the chart contradicts its
+    own schema."""
+    if _SCHEMA_REFUSAL not in stderr:
+        return []
+    defaults = _values_mapping(place, place.directory)
+    if defaults is None:
+        return []
+    places: list[tuple[str, ...]] = []
+    for match in _SCHEMA_POINTER.finditer(stderr):
+        keys = tuple(part.replace("~1", "/").replace("~0", "~") for part in match.group("pointer").split("/")[1:])
+        places.extend(_refused_at(keys, match.group("why")))
+    if not places:
+        for match in _SCHEMA_FIELD.finditer(stderr):
+            field = match.group("field")
+            keys = () if field == "(root)" else tuple(field.split("."))
+            places.extend(_refused_at(keys, match.group("why")))
+    # a place above another refused one only holds it ("- at '/image': validation failed")
+    leaves = sorted({keys for keys in places if not any(other[: len(keys)] == keys != other for other in places)})
+    if not leaves or not all(_empty(_value_at(defaults, keys)) for keys in leaves):
+        return []
+    shown = [".".join(keys) for keys in leaves]
+    return shown[:MAX_ASKED_SHOWN] + ([f"{len(shown) - MAX_ASKED_SHOWN} more"] if len(shown) > MAX_ASKED_SHOWN else [])
+
+
+def _refused_at(keys: tuple[str, ...], why: str) -> list[tuple[str, ...]]:
+    missing = _MISSING.search(why.strip())
+    if missing is None:
+        return [keys]
+    names = re.findall(r"'([^']*)'", missing.group("names")) if missing.group("names") else [missing.group("name")]
+    return [(*keys, name) for name in names]
+
+
+def _value_at(values: Any, keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        if isinstance(values, list) and key.isdigit() and int(key) < len(values):
+            values = values[int(key)]
+        elif isinstance(values, dict) and key in values:
+            values = values[key]
+        else:
+            return None
+    return values
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
 
 
 # `.Values.a.b` as a template reads it (also `$.Values`, `$root.Values`); `index .Values "a-b"` is not read

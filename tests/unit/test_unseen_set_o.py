@@ -1,0 +1,221 @@
+"""Causes of false findings met on set O of held-out public repositories (docs/precision.md, "Set O"), each
+with a failing, a clean and a trap case written the way those repositories write them (no file of theirs
+is copied)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+from conftest import lint_text, run_cli, said
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def write_tree(root, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+
+
+def serious(*args: str) -> list[tuple[str, int, str, str, str]]:
+    result = run_cli("check", *args, "--format", "json")
+    assert result.exit_code in (0, 1), result.stderr
+    return [
+        (f["path"], f["line"], f["rule"], f["severity"], said(f))
+        for f in result.json()["findings"]
+        if f["severity"] in ("error", "warning")
+    ]
+
+
+# ---------------------------------------- another tool's configuration that borrows `kind`, with no apiVersion
+
+# A Zarf package and a UDS bundle that deploy a GPU chart: their schemas have `kind` and no apiVersion.
+ZARF = """
+    kind: ZarfPackageConfig
+    metadata:
+      name: vllm
+      version: '###ZARF_PKG_TMPL_IMAGE_VERSION###'
+    components:
+      - name: vllm-model
+        required: true
+        charts:
+          - name: vllm-model
+            namespace: leapfrogai
+            localPath: chart
+            version: 0.14.0
+            valuesFiles:
+              - values/upstream-values.yaml
+    """
+UDS_BUNDLE = """
+    kind: UDSBundle
+    metadata:
+      name: leapfrogai
+      version: dev
+    packages:
+      - name: vllm
+        path: ../../../packages/vllm
+        ref: dev
+        overrides:
+          vllm-model:
+            vllm-model:
+              variables:
+                - name: GPU_LIMIT
+                  path: gpu.limit
+    """
+
+
+@pytest.mark.parametrize(
+    ("name", "text"), [("packages/vllm/zarf.yaml", ZARF), ("bundles/gpu/uds-bundle.yaml", UDS_BUNDLE)]
+)
+def test_a_tool_configuration_whose_kind_no_api_serves_is_not_refused(name, text):
+    assert not [f for f in lint_text(text, name) if f.rule == "schema-invalid"]
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "Job", "RayCluster"])
+def test_a_served_kind_without_apiversion_stays_refused(kind):
+    findings = lint_text(f"kind: {kind}\nmetadata:\n  name: serve\n", "deploy.yaml")
+    assert [f.message for f in findings if f.rule == "schema-invalid"] == [
+        f"{kind} has no apiVersion: kubectl refuses it (apiVersion not set)"
+    ]
+
+
+def test_a_kind_the_linted_crds_serve_without_apiversion_stays_refused(repo):
+    # the trap: a kind no bundled schema knows, but a CRD of the repository serves it
+    write_tree(
+        repo,
+        {
+            "crd.yaml": """
+                apiVersion: apiextensions.k8s.io/v1
+                kind: CustomResourceDefinition
+                metadata:
+                  name: zarfpackageconfigs.example.com
+                spec:
+                  group: example.com
+                  names: {kind: ZarfPackageConfig, plural: zarfpackageconfigs, singular: zarfpackageconfig}
+                  scope: Namespaced
+                  versions:
+                    - name: v1
+                      served: true
+                      storage: true
+                      schema:
+                        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+                """,
+            "zarf.yaml": ZARF,
+        },
+    )
+    found = serious(".")
+    assert [(path, rule, severity) for path, _line, rule, severity, _said in found] == [
+        ("zarf.yaml", "schema-invalid", "error")
+    ]
+
+
+# ---------------------------------------- a chart whose values.schema.json asks the installer for values
+
+SCHEMA_CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: data-ingestor\nversion: 0.1.0\n",
+    "values.yaml": """
+        image:
+          repository: ""
+          tag: ""
+        gpu: 1
+        sourceData:
+          create: true
+          storageClassName: ""
+          size: 200Gi
+        """,
+    "templates/deployment.yaml": """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: {{ .Release.Name }}
+        spec:
+          selector:
+            matchLabels: {app: ingestor}
+          template:
+            metadata:
+              labels: {app: ingestor}
+            spec:
+              containers:
+                - name: ingestor
+                  image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+                  resources:
+                    limits:
+                      nvidia.com/gpu: {{ .Values.gpu }}
+        """,
+}
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft-07/schema#",
+    "type": "object",
+    "required": ["image", "gpu", "sourceData"],
+    "properties": {
+        "image": {
+            "type": "object",
+            "required": ["repository", "tag"],
+            "properties": {"repository": {"type": "string", "minLength": 1}, "tag": {"type": "string", "minLength": 1}},
+        },
+        "gpu": {"type": "integer", "minimum": 1},
+        "sourceData": {
+            "type": "object",
+            "properties": {"size": {"type": "string"}},
+            "allOf": [
+                {
+                    "if": {"properties": {"create": {"const": True}}, "required": ["create"]},
+                    "then": {"properties": {"storageClassName": {"type": "string", "minLength": 1}}},
+                }
+            ],
+        },
+    },
+}
+
+
+def schema_chart(repo, values: str | None = None, schema: dict | None = None) -> None:
+    files = dict(SCHEMA_CHART)
+    if values is not None:
+        files["values.yaml"] = values
+    write_tree(repo / "chart", files)
+    (repo / "chart" / "values.schema.json").write_text(json.dumps(schema or SCHEMA))
+
+
+def test_a_schema_that_asks_the_installer_for_empty_defaults_is_not_checked_not_broken(repo, render_tools):
+    schema_chart(repo)
+    ((path, line, rule, severity, message),) = serious("chart", "--helm", render_tools["helm"])
+    assert (path, line, rule, severity) == ("chart/Chart.yaml", 1, "not-rendered", "warning")
+    assert "asks the installer for image.repository, image.tag, sourceData.storageClassName" in message
+    assert "given at install" in message
+
+
+def test_a_required_key_the_defaults_lack_is_asked_of_the_installer(repo, render_tools):
+    schema = {**SCHEMA, "required": ["image", "gpu", "sourceData", "endpoint"]}
+    values = 'image: {repository: nvcr.io/ingestor, tag: "1.0"}\ngpu: 1\nsourceData: {create: false}\n'
+    schema_chart(repo, values, schema)
+    ((_path, _line, _rule, severity, message),) = serious("chart", "--helm", render_tools["helm"])
+    assert severity == "warning"
+    assert "asks the installer for endpoint," in message
+
+
+def test_the_installers_values_given_render_and_check_the_chart(repo, render_tools):
+    values = 'image: {repository: nvcr.io/ingestor, tag: "1.0"}\ngpu: 1\nsourceData: {create: true, storageClassName: gcnv}\n'
+    schema_chart(repo, values)
+    assert not [f for f in serious("chart", "--helm", render_tools["helm"]) if f[2] == "not-rendered"]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        # the chart's own default contradicts its schema: a number where an integer >= 1 is asked
+        'image: {repository: "", tag: ""}\ngpu: 0\nsourceData: {create: false}\n',
+        'image: {repository: nvcr.io/ingestor, tag: "1.0"}\ngpu: "one"\nsourceData: {create: false}\n',
+    ],
+)
+def test_a_default_the_chart_writes_against_its_schema_stays_an_error(repo, render_tools, values):
+    schema_chart(repo, values)
+    ((path, _line, rule, severity, message),) = serious("chart", "--helm", render_tools["helm"])
+    assert (path, rule, severity) == ("chart/Chart.yaml", "not-rendered", "error")
+    assert "asks the installer" not in message
