@@ -219,3 +219,70 @@ def test_a_default_the_chart_writes_against_its_schema_stays_an_error(repo, rend
     ((path, _line, rule, severity, message),) = serious("chart", "--helm", render_tools["helm"])
     assert (path, rule, severity) == ("chart/Chart.yaml", "not-rendered", "error")
     assert "asks the installer" not in message
+
+
+# ---------------------------------------- a chart that depends on another chart of the checkout (`file://`)
+
+# A vLLM chart, and an application chart that depends on it by path and gives it its model and replicas.
+LOCAL_DEPENDENCY = {
+    "charts/vllm/Chart.yaml": "apiVersion: v2\nname: vllm\nversion: 0.1.0\n",
+    "charts/vllm/values.yaml": "model: facebook/opt-125m\nreplicas: 1\ngpus: 1\n",
+    "charts/vllm/templates/deployment.yaml": """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: {{ .Release.Name }}-vllm
+        spec:
+          replicas: {{ .Values.replicas }}
+          selector:
+            matchLabels: {app: vllm}
+          template:
+            metadata:
+              labels: {app: vllm}
+            spec:
+              containers:
+                - name: vllm
+                  image: vllm/vllm-openai:v0.9.2
+                  args: ["--model", "{{ .Values.model }}"]
+                  resources:
+                    limits:
+                      nvidia.com/gpu: {{ .Values.gpus }}
+        """,
+    "charts/chat/Chart.yaml": """
+        apiVersion: v2
+        name: chat
+        version: 0.1.0
+        dependencies:
+          - name: vllm
+            version: ">=0-0"
+            repository: "file://../vllm/"
+        """,
+}
+
+
+def local_dependency(repo, parent_values: str, repository: str = "file://../vllm/") -> None:
+    files = {**LOCAL_DEPENDENCY, "charts/chat/values.yaml": parent_values}
+    files["charts/chat/Chart.yaml"] = files["charts/chat/Chart.yaml"].replace("file://../vllm/", repository)
+    write_tree(repo, files)
+
+
+def test_a_local_dependency_is_rendered_with_the_values_its_parent_gives(repo, render_tools):
+    local_dependency(repo, "vllm:\n  model: deepseek-ai/deepseek-llm-7b-chat\n  replicas: two\n")
+    found = serious("charts/chat", "--helm", render_tools["helm"])
+    # the parent's value, judged where the dependency's template writes it
+    assert [(path, rule, severity) for path, _line, rule, severity, _said in found] == [
+        ("charts/vllm/templates/deployment.yaml", "schema-invalid", "error")
+    ]
+
+
+def test_a_local_dependency_given_good_values_renders_clean(repo, render_tools):
+    local_dependency(repo, "vllm:\n  model: deepseek-ai/deepseek-llm-7b-chat\n  replicas: 2\n")
+    assert serious("charts/chat", "--helm", render_tools["helm"]) == []
+
+
+@pytest.mark.parametrize("repository", ["file://../absent/", "https://charts.example.com/vllm"])
+def test_a_dependency_not_in_the_checkout_stays_not_vendored(repo, render_tools, repository):
+    local_dependency(repo, "vllm:\n  replicas: two\n", repository)
+    ((path, _line, rule, severity, message),) = serious("charts/chat", "--helm", render_tools["helm"])
+    assert (path, rule, severity) == ("charts/chat/Chart.yaml", "not-rendered", "warning")
+    assert "missing in charts/ directory: vllm" in message

@@ -120,8 +120,8 @@ class ChartPlace:
         parts = rest.split("/")
         directory, display = self.directory, self.display
         while len(parts) > 2 and parts[0] == "charts":  # CHART/charts/SUB/templates/x.yaml (SUB: alias or name)
-            folder = subchart_folder(directory, parts[1])
-            directory, display = os.path.join(directory, "charts", folder), os.path.join(display, "charts", folder)
+            inner = subchart_directory(directory, parts[1])
+            directory, display = inner, os.path.normpath(os.path.join(display, os.path.relpath(inner, directory)))
             parts = parts[2:]
         disk = os.path.join(directory, *parts)
         return (disk, os.path.normpath(os.path.join(display, *parts))) if self.readable(disk) else None
@@ -154,6 +154,66 @@ def subchart_folder(directory: str, shown: str) -> str:
         (f for f in folders if os.path.isdir(os.path.join(charts, f)) and chart_name(os.path.join(charts, f)) == name),
         shown,
     )
+
+
+def subchart_directory(directory: str, shown: str) -> str:
+    """The directory of the subchart helm names ``shown``: its folder under charts/, else the chart of the
+    repository a `file://` dependency of that name or alias points at (rendered from there, _add_local)."""
+    folder = subchart_folder(directory, shown)
+    vendored = os.path.join(directory, "charts", folder)
+    if os.path.isdir(vendored):
+        return vendored
+    local = dict(local_dependencies(directory))
+    return local.get(shown, vendored)
+
+
+def local_dependencies(directory: str) -> list[tuple[str, str]]:
+    """(the name helm gives it: alias, else name; its directory) of each dependency Chart.yaml takes from a
+    folder of the checkout (`repository: file://../x`) that charts/ does not vendor: `helm dependency build`
+    packages it with no network (pkg/downloader/manager.go, a `file://` repository is a path), so it is what
+    an install renders."""
+    lines = _read_template(os.path.join(directory, "Chart.yaml"))
+    loaded = load_bytes("Chart.yaml", "\n".join(lines or ()).encode()).documents
+    found: list[tuple[str, str]] = []
+    for dependency in map(mapping, sequence(mapping(loaded[0].data if loaded else None).get("dependencies"))):
+        name, repository = text(dependency.get("name")), text(dependency.get("repository"))
+        if not name or not repository.startswith("file://"):
+            continue
+        source = os.path.normpath(os.path.join(directory, repository.removeprefix("file://")))
+        if not os.path.isfile(os.path.join(source, "Chart.yaml")) or _vendored(directory, name):
+            continue
+        found.append((text(dependency.get("alias")) or name, source))
+    return found
+
+
+def _vendored(directory: str, name: str) -> bool:
+    charts = os.path.join(directory, "charts")
+    try:
+        entries = os.listdir(charts)
+    except OSError:
+        return False
+    return any(
+        entry == name or (entry.startswith(f"{name}-") and entry.endswith(".tgz"))
+        for entry in entries
+        if os.path.isdir(os.path.join(charts, entry)) or entry.endswith(".tgz")
+    )
+
+
+MAX_LOCAL_DEPTH = 4
+
+
+def _add_local(view: View, directory: str, depth: int = 0) -> None:
+    """Put each local dependency of the chart (local_dependencies) under the copy's charts/, as
+    `helm dependency build` would, and theirs in turn; one outside the repository is not copied (helm then says
+    it is missing, as before)."""
+    if depth >= MAX_LOCAL_DEPTH:
+        return
+    for _shown, source in local_dependencies(directory):
+        if not is_within(source, view.repository):
+            continue
+        name = chart_name(source)
+        if view.add_at(source, os.path.join(view.inside(directory), "charts", name)):
+            _add_local(view, source, depth + 1)
 
 
 def render_chart(
@@ -238,6 +298,7 @@ def _template(
         view = View(place.within, copy)
         try:
             view.add(directory)
+            _add_local(view, directory)
         except ViewError as exc:
             rendered.problems.append(
                 RenderProblem(chart_file, 1, 1, f"the chart was not rendered: {exc}", Severity.WARNING)
@@ -565,7 +626,7 @@ class _PassedValues:
     @staticmethod
     def of(place: ChartPlace, key: str) -> _PassedValues | None:
         """``key``: the subchart as helm names it in template paths, the parent's section for its values."""
-        directory = os.path.join(place.directory, "charts", subchart_folder(place.directory, key))
+        directory = subchart_directory(place.directory, key)
         own, parent = _values_mapping(place, directory), _values_mapping(place, place.directory)
         if own is None or parent is None:
             return None  # a values.yaml that does not read: nothing to judge by

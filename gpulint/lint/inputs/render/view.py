@@ -85,6 +85,18 @@ class View:
             self._file(real, os.path.join(self.root, relative), relative)
         return True
 
+    def add_at(self, original: str, copied: str) -> bool:
+        """Copy a directory of the repository to ``copied``, a path inside the copy that is not its own place
+        (a chart's local dependency under its charts/); False when it is not inside the repository or
+        ``copied`` exists."""
+        real = os.path.realpath(original)
+        if not is_within(real, self.repository) or not os.path.isdir(real) or os.path.lexists(copied):
+            return False
+        if not is_within(copied, self.root):
+            return False
+        self._directory(real, copied, os.path.relpath(copied, self.root), (real,))
+        return True
+
     def _directory(self, source: str, target: str, relative: str, ancestors: tuple[str, ...]) -> None:
         if len(ancestors) > MAX_VIEW_DEPTH:
             raise ViewError(f"{relative}: more than {MAX_VIEW_DEPTH} nested directories")
