@@ -286,3 +286,30 @@ def test_a_dependency_not_in_the_checkout_stays_not_vendored(repo, render_tools,
     ((path, _line, rule, severity, message),) = serious("charts/chat", "--helm", render_tools["helm"])
     assert (path, rule, severity) == ("charts/chat/Chart.yaml", "not-rendered", "warning")
     assert "missing in charts/ directory: vllm" in message
+
+
+def test_a_local_dependencys_own_local_dependency_comes_with_it(repo, render_tools):
+    # OPEA's layout: every common chart includes helpers of a library chart it takes by path
+    files = {
+        **LOCAL_DEPENDENCY,
+        "charts/chat/values.yaml": "vllm:\n  replicas: 2\n",
+        "charts/commonlib/Chart.yaml": "apiVersion: v2\nname: commonlib\nversion: 0.1.0\ntype: library\n",
+        "charts/commonlib/templates/_annotations.tpl": '{{- define "common.annotations" -}}\nannotations: {}\n{{- end -}}\n',
+        "charts/vllm/Chart.yaml": """
+            apiVersion: v2
+            name: vllm
+            version: 0.1.0
+            dependencies:
+              - name: commonlib
+                version: 0.1.0
+                repository: "file://../commonlib"
+            """,
+    }
+    files["charts/vllm/templates/deployment.yaml"] = (
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: vllm\n"
+        '  {{- include "common.annotations" . | nindent 2 }}\n'
+        "spec:\n  ports: [{port: 8000}]\n"
+    )
+    write_tree(repo, files)
+    assert "common.annotations" in (repo / "charts/vllm/templates/deployment.yaml").read_text()
+    assert serious("charts/chat", "--helm", render_tools["helm"]) == []

@@ -202,18 +202,18 @@ def _vendored(directory: str, name: str) -> bool:
 MAX_LOCAL_DEPTH = 4
 
 
-def _add_local(view: View, directory: str, depth: int = 0) -> None:
-    """Put each local dependency of the chart (local_dependencies) under the copy's charts/, as
-    `helm dependency build` would, and theirs in turn; one outside the repository is not copied (helm then says
-    it is missing, as before)."""
+def _add_local(view: View, directory: str, copied: str, depth: int = 0) -> None:
+    """Put each local dependency of the chart ``directory`` (local_dependencies) under charts/ of its copy
+    ``copied``, as `helm dependency build` would, and theirs under theirs in turn; one outside the repository
+    is not copied (helm then says it is missing, as before)."""
     if depth >= MAX_LOCAL_DEPTH:
         return
     for _shown, source in local_dependencies(directory):
         if not is_within(source, view.repository):
             continue
-        name = chart_name(source)
-        if view.add_at(source, os.path.join(view.inside(directory), "charts", name)):
-            _add_local(view, source, depth + 1)
+        target = os.path.join(copied, "charts", chart_name(source))
+        if view.add_at(source, target):
+            _add_local(view, source, target, depth + 1)
 
 
 def render_chart(
@@ -298,7 +298,7 @@ def _template(
         view = View(place.within, copy)
         try:
             view.add(directory)
-            _add_local(view, directory)
+            _add_local(view, directory, view.inside(directory))
         except ViewError as exc:
             rendered.problems.append(
                 RenderProblem(chart_file, 1, 1, f"the chart was not rendered: {exc}", Severity.WARNING)
