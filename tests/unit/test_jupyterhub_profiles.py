@@ -273,8 +273,16 @@ def test_traps_other_values_are_not_jupyterhub_pods(document: str):
 
 
 def test_an_object_of_kind_jupyterhub_keeps_every_rule():
-    """Only values documents are read as pods alone: a manifest whose kind is JupyterHub is an object."""
-    found = findings_of("schema-invalid", "kind: JupyterHub\nmetadata: {name: lab}\n")
+    """Only values documents are read as pods alone: a manifest whose kind is JupyterHub is an object (a kind
+    a CRD of the linted files serves, so its missing apiVersion is one kubectl refuses)."""
+    crd = (
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: jupyterhubs.example.com}\n"
+        "spec:\n  group: example.com\n  scope: Namespaced\n"
+        "  names: {kind: JupyterHub, plural: jupyterhubs, singular: jupyterhub}\n"
+        "  versions:\n  - name: v1\n    served: true\n    storage: true\n"
+        "    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n---\n"
+    )
+    found = findings_of("schema-invalid", crd + "kind: JupyterHub\nmetadata: {name: lab}\n")
     assert [f.message for f in found] == ["JupyterHub has no apiVersion: kubectl refuses it (apiVersion not set)"]
 
 
