@@ -22,6 +22,32 @@ from gpulint.kube.validation.resource import is_extended_resource_name
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TOLERATION_OPERATORS = ("Equal", "Exists")
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+# pkg/apis/core/helper/helpers.go standardQuotaResources (IsStandardQuotaResourceName: these, and names under
+# hugepages- or requests.hugepages-, IsQuotaHugePageResourceName)
+STANDARD_QUOTA_RESOURCES = frozenset(
+    {
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "requests.cpu",
+        "requests.memory",
+        "requests.storage",
+        "requests.ephemeral-storage",
+        "limits.cpu",
+        "limits.memory",
+        "limits.ephemeral-storage",
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "persistentvolumeclaims",
+        "configmaps",
+        "services.nodeports",
+        "services.loadbalancers",
+    }
+)
+QUOTA_HUGEPAGES_PREFIXES = ("hugepages-", "requests.hugepages-")
 # component-helpers resource.SupportedPodLevelResources, listed sorted as field.NotSupported prints it
 POD_LEVEL_RESOURCES = ("cpu", "hugepages-", "memory")
 ANNOTATIONS_MAX = 256 * 1024  # TotalAnnotationSizeLimitB
@@ -244,6 +270,26 @@ def _resource_name_problems(name: str) -> tuple[str, ...]:
     elif "kubernetes.io/" not in name and not is_extended_resource_name(name):
         return ("doesn't follow extended resource name standard",)
     return ()
+
+
+def quota_resource_names(hard: Any, path: Path, shown: Path) -> Iterator[FieldError]:
+    """ValidateResourceQuotaSpec's names: ValidateResourceQuotaResourceName on every key of ``hard`` (a qualified
+    name; without a domain, a standard resource and one quota tracks: requestsGpu is neither, the GPU's quota key
+    is requests.nvidia.com/gpu). ``shown``: the path the API server names (spec.hard of the ResourceQuota)."""
+    if not isinstance(hard, dict):
+        return
+    for name in hard:
+        if not isinstance(name, str):
+            continue
+        at, named = (*path, name), (*shown, name)
+        key = frozenset({len(named) - 1})
+        problems = _key_problems(name)
+        if not problems and "/" not in name and not name.startswith(QUOTA_HUGEPAGES_PREFIXES):
+            # one finding: a name that is no standard resource type is no quota resource either (the API server
+            # lists both; the second says why)
+            problems = () if name in STANDARD_QUOTA_RESOURCES else ("must be a standard resource for quota",)
+        for message in problems:
+            yield FieldError(at, INVALID, name, message, shown=named, keys=key, at_key=True)
 
 
 def resource_name(name: str, path: Path) -> Iterator[FieldError]:

@@ -18,11 +18,18 @@ from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
+from gpulint.lint.policies import Policy, cluster_policies, evaluate, policy_engine
 from gpulint.lint.rule_spec import RuleSpec
 from gpulint.lint.world.rejections import API_REJECTED, rejection_text
 
 SPEC = RuleSpec(API_REJECTED, Severity.ERROR)
 RULE_ID = SPEC.id
+# A ResourceQuota an operator creates from a field of its own object: (group, kind) -> (the field, the quota's
+# name, who makes it). Kubeflow's profile controller: kf-resource-quota from spec.resourceQuotaSpec
+# (components/profile-controller/controllers/profile_controller.go, KFQUOTA).
+QUOTAS_MADE_FROM = {
+    ("kubeflow.org", "Profile"): (("spec", "resourceQuotaSpec"), "kf-resource-quota", "Kubeflow's profile controller")
+}
 
 
 def _pod_errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
@@ -55,6 +62,19 @@ def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
     yield from scheduling_spec(obj.kind, obj.api_version, obj.data, ctx.config.gates)
     if obj.ref.group == "kueue.x-k8s.io" and obj.kind == "ClusterQueue":  # its CRD's validation rule
         yield from cluster_queue_schema_errors(obj.data)
+    if obj.api_version == "v1" and obj.kind == "ResourceQuota":
+        yield from core.quota_resource_names(dig(obj.data, "spec", "hard"), ("spec", "hard"), ("spec", "hard"))
+
+
+def _made_quota(obj: KubeObject) -> Iterator[Diagnostic]:
+    """The ResourceQuota an operator makes from the object (QUOTAS_MADE_FROM), refused by the API server."""
+    made = QUOTAS_MADE_FROM.get((obj.ref.group, obj.kind))
+    if made is None:
+        return
+    spec, name, maker = made
+    subject = f"the API server rejects the ResourceQuota {name} that {maker} makes from it"
+    for error in core.quota_resource_names(dig(obj.data, *spec, "hard"), (*spec, "hard"), ("spec", "hard")):
+        yield _diagnostic(error, subject)
 
 
 def _dra_errors(obj: KubeObject, gates: FeatureGates) -> list[FieldError]:
@@ -101,6 +121,44 @@ def _admin_access_forbidden(obj: KubeObject, ctx: CheckContext) -> FieldError | 
     return None if labels.get(ADMIN_NAMESPACE_LABEL) == "true" else error
 
 
+def _cluster_policies(ctx: CheckContext) -> tuple[Policy, ...]:
+    located = [(item.data, item.file) for item in ctx.resolver.inventory_admission_policies()]
+    if not located:
+        return ()
+    found: tuple[Policy, ...] = ctx.memo(
+        "cluster-admission-policies", lambda: cluster_policies(located, ctx.config.kubernetes_version)
+    )
+    return found
+
+
+def _policy_denials(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """The cluster's ValidatingAdmissionPolicies (the inventory's, with their bindings) on the object as written,
+    worded as k8s.io/apiserver pkg/admission/plugin/policy/validating/dispatcher.go words their outcome: a Deny
+    binding refuses the request, a Warn one answers with a warning. Nothing is said where the outcome is not
+    known offline (a namespace whose labels no file holds, params the inventory lacks, an expression that fails
+    here): the same evaluation as a --policy VAP's (lint/policies)."""
+    for policy in _cluster_policies(ctx):
+        named = f"ValidatingAdmissionPolicy '{policy.name}' with binding '{policy.binding}'"
+        for found in evaluate(policy, obj, ctx, policy_engine()):
+            if found.severity is Severity.ERROR:
+                yield Diagnostic(
+                    RULE_ID,
+                    found.path,
+                    f"the API server rejects this object: {named} denied request: {found.message}",
+                    on_key=found.on_key,
+                    notes=found.notes,
+                )
+            elif found.severity is Severity.WARNING:
+                yield Diagnostic(
+                    RULE_ID,
+                    found.path,
+                    f"the API server admits this object with a warning: Validation failed for {named}: {found.message}",
+                    severity=Severity.WARNING,
+                    on_key=found.on_key,
+                    notes=found.notes,
+                )
+
+
 def _diagnostic(error: FieldError, subject: str) -> Diagnostic:
     brief, notes = rejection_text(error, subject)
     return Diagnostic(RULE_ID, error.path, brief, on_key=error.at_key, notes=notes)
@@ -117,6 +175,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if admin is not None:
         yield _diagnostic(admin, "the API server rejects this object")
     yield from _missing_priority_classes(obj, ctx)
+    yield from _made_quota(obj)
+    yield from _policy_denials(obj, ctx)
     held = (obj.ref.group, obj.kind) in HELD_IN
     if obj.api_version not in BUILT_IN or held:
         # a custom resource's pod templates are not validated as pods until its controller creates them, nor a pod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path as FilePath
@@ -15,7 +16,7 @@ from gpulint.kube.fields import mapping, type_name
 from gpulint.lint.checks import field_path
 from gpulint.lint.findings import Path, Severity
 from gpulint.lint.inputs.collect import collect_all
-from gpulint.lint.inputs.loader import load_bytes
+from gpulint.lint.inputs.loader import LocatedDocument, load_bytes
 from gpulint.lint.inputs.objects import KubeObject, objects_in
 from gpulint.lint.inputs.sources import SourceError
 from gpulint.lint.policies.evaluation import parse_field_path, policy_engine
@@ -449,7 +450,31 @@ def _bound(
         params,
         bool(kind),
         extra,
+        str(binding_name or ""),
     )
+
+
+def cluster_policies(located: Sequence[tuple[dict[str, Any], str]], kubernetes_version: str) -> tuple[Policy, ...]:
+    """The cluster's own ValidatingAdmissionPolicies with their bindings, from (object, file) pairs (an
+    inventory's). A policy or binding the loader finds fault with is left out rather than failing the run: the
+    API server would not have stored it as it is, and the user did not give it to gpulint as a rule."""
+    documents = (LocatedDocument(path=file, index=0, data=data, node=None) for data, file in located)
+    objects = [obj for document in documents for obj in objects_in(document)]
+    vaps: dict[str, dict[str, Any]] = {}
+    for obj in objects:
+        if obj.kind == "ValidatingAdmissionPolicy":
+            loader = _Loader(policy_engine(), kubernetes_version=kubernetes_version)
+            name, parsed = _vap(loader, obj)
+            if name and not loader.problems:
+                vaps.setdefault(name, parsed)
+    policies = []
+    for obj in objects:
+        if obj.kind == "ValidatingAdmissionPolicyBinding":
+            loader = _Loader(policy_engine(), kubernetes_version=kubernetes_version)
+            policy = _bound(loader, obj, vaps, [])
+            if policy is not None and not loader.problems:
+                policies.append(policy)
+    return tuple(policies)
 
 
 def policy_signature(paths: tuple[str, ...]) -> tuple[Any, ...]:

@@ -72,6 +72,7 @@ class Policy:
     params: tuple[dict[str, Any], ...] = ()  # VAP: the params objects the binding selects
     needs_params: bool = False
     extra_matches: tuple[Match, ...] = ()  # VAP binding matchResources
+    binding: str = ""  # VAP: the binding's name (the API server names both in a denial)
 
     @property
     def uses_objects(self) -> bool:

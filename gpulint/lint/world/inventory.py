@@ -51,6 +51,9 @@ ADMISSION_KINDS = (
     "Queue",  # Volcano's and KAI's
     "PriorityClass",
 )
+# The cluster's own admission policies: what it denies is refused (lint/checks/api_rejected)
+ADMISSION_POLICY_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+ADMISSION_POLICY_API = "admissionregistration.k8s.io/v1"
 # The runtimes TrainJobs and InferenceServices name
 WORKLOAD_RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime", "ServingRuntime", "ClusterServingRuntime")
 INVENTORY_KINDS = (
@@ -68,6 +71,7 @@ INVENTORY_KINDS = (
     *GANG_OBJECT_KINDS,
     *ADMISSION_KINDS,
     *WORKLOAD_RUNTIME_KINDS,
+    *ADMISSION_POLICY_KINDS,
     "NetworkAttachmentDefinition",
     "DaemonSet",  # the cluster's: their pods land first on a node a pool adds (Karpenter's daemonset overhead)
     "MutatingWebhookConfiguration",  # what they may add before the schema check is not missing
@@ -127,6 +131,7 @@ class ClusterInventory:
     # (api group, kind, namespace, name) -> a training runtime (Kubeflow Trainer)
     workload_runtimes: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
     admission_objects: list[dict[str, Any]] = field(default_factory=list)  # ADMISSION_KINDS, in file order
+    admission_policies: list[InventoryObject] = field(default_factory=list)  # ADMISSION_POLICY_KINDS, in file order
     daemon_sets: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (namespace, name)
     crds: list[InventoryObject] = field(default_factory=list)  # their schemas validate the linted custom resources
     mutating_webhooks: list[dict[str, Any]] = field(default_factory=list)  # MutatingWebhookConfigurations
@@ -280,6 +285,8 @@ class ClusterInventory:
             self.workload_runtimes.setdefault((group, kind, obj.ref.namespace, name), obj.data)
         elif kind in GANG_OBJECT_KINDS:
             self.gang_objects.setdefault((group, kind, obj.ref.namespace, name), obj.data)
+        elif kind in ADMISSION_POLICY_KINDS and obj.api_version == ADMISSION_POLICY_API:
+            self.admission_policies.append(located)
         elif kind in ADMISSION_KINDS:
             self.admission_objects.append(obj.data)
         elif kind == "DaemonSet" and group == "apps":

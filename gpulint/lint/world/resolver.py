@@ -677,6 +677,11 @@ class Resolver:
     def inventory_admission_objects(self) -> list[dict[str, Any]]:
         return self._cluster.admission_objects
 
+    def inventory_admission_policies(self) -> list[InventoryObject]:
+        """The cluster's ValidatingAdmissionPolicies and their bindings, as the inventory lists them (never the
+        linted files': a repository is not one cluster)."""
+        return self._cluster.admission_policies
+
     def batch_queues(self, group: str) -> dict[str, BatchQueue]:
         """Volcano or KAI Scheduler queues (cluster-scoped) by name: the linted files' first."""
         found = {q.name: q for q in map(BatchQueue.of, (o.data for o in self.linted.of_kind(group, "Queue")))}
