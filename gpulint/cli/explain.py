@@ -41,7 +41,7 @@ from gpulint.lint.verdicts.queues import (
     uncharging_quotas,
     volcano_capability_problems,
 )
-from gpulint.lint.verdicts.runtime_classes import RuntimeClassVerdict, runtime_class_verdict
+from gpulint.lint.verdicts.runtime_classes import RuntimeClassVerdict, site_runtime_class_verdict
 from gpulint.lint.verdicts.scheduling import (
     WORK_BUDGET,
     GangAnswer,
@@ -154,7 +154,7 @@ def explain_site(
     count = "" if site.pods is None else f" ({site.pods} pod{'s' if site.pods != 1 else ''})"
     heading = f"{obj.ref.display()}{role}{count}"
     steps: list[Step] = [admission] if admission is not None else []
-    runtime = runtime_class_verdict(site.spec, inventory, obj.document.path)
+    runtime = site_runtime_class_verdict(obj, site, inventory)
     if runtime is not None:
         steps.append(_runtime_class_step(runtime))
     steps.append(_resources_step(verdict, detail, site, bool(inventory.pools)))
@@ -233,12 +233,14 @@ def explain_site(
 def _runtime_class_step(verdict: RuntimeClassVerdict) -> Step:
     """Before the scheduler: the RuntimeClass admission plugin (runtime-class-unknown's verdict)."""
     title = "RuntimeClass"
+    given = [f"{verdict.injected_by} gives the pod runtimeClassName {verdict.name}"] if verdict.injected_by else []
     if verdict.missing:
         close = verdict.close()
         return Step(
             title,
             FAIL,
             [
+                *given,
                 f'pod rejected: RuntimeClass "{verdict.name}" not found'
                 + (f" (did you mean {close}?)" if close else ""),
                 f"RuntimeClasses in the cluster: {', '.join(verdict.known or ()) or 'none'}",
@@ -249,13 +251,14 @@ def _runtime_class_step(verdict: RuntimeClassVerdict) -> Step:
             title,
             INFO,
             [
+                *given,
                 f"RuntimeClass {verdict.name}: not in the inventory, which does not list every RuntimeClass: "
-                "whether it exists is not known"
+                "whether it exists is not known",
             ],
         )
     if verdict.conflict:
-        return Step(title, FAIL, [f"pod rejected: {verdict.conflict}"])
-    return Step(title, OK, [f"RuntimeClass {verdict.name} exists; its scheduling and overhead join the pod"])
+        return Step(title, FAIL, [*given, f"pod rejected: {verdict.conflict}"])
+    return Step(title, OK, [*given, f"RuntimeClass {verdict.name} exists; its scheduling and overhead join the pod"])
 
 
 _VISIBILITY: dict[str, Callable[[VisibilityProblem], str]] = {

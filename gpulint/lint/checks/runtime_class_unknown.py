@@ -9,23 +9,30 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
-from gpulint.lint.verdicts.runtime_classes import runtime_class_verdict
+from gpulint.lint.verdicts.runtime_classes import site_runtime_class_verdict
 
 SPEC = RuleSpec("runtime-class-unknown", Severity.ERROR, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
-    verdict = runtime_class_verdict(site.spec, ctx.resolver, obj.document.path)  # the one explain shows
+    verdict = site_runtime_class_verdict(obj, site, ctx.resolver)  # the one explain shows
     if verdict is None:
         return
     if verdict.missing:
         close = verdict.close()
+        injected = (
+            f"{verdict.injected_by} gives the pod runtimeClassName {verdict.name} (it handles pods for this "
+            "schedulerName that ask for a GPU and name no RuntimeClass); define the RuntimeClass, or set "
+            "the Config's spec.admission.gpuPodRuntimeClassName (gpuFractionRuntimeClassName from v0.16) to one "
+            "the cluster has"
+        )
         yield Diagnostic(
             RULE_ID,
-            (*site.path, "runtimeClassName"),
+            (*site.path, "schedulerName" if verdict.injected_by else "runtimeClassName"),
             f'{_who(obj, site)}: pod rejected: RuntimeClass "{verdict.name}" not found',
             notes=(
+                *((injected,) if verdict.injected_by else ()),
                 *((f"did you mean {close}?",) if close else ()),
                 f"RuntimeClasses in the cluster: {', '.join(verdict.known or ()) or 'none'}",
             ),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpulint.kube import knative, kserve, kserve_runtimes, mutating_webhooks, networks, trainjob
+from gpulint.kube import kai_admission, knative, kserve, kserve_runtimes, mutating_webhooks, networks, trainjob
 from gpulint.kube.crd_templates import CrdTemplates, SchemaBound
 from gpulint.kube.dra import compute_domain
 from gpulint.kube.dra.gates import DraFeatures, gates_in_use
@@ -22,6 +22,7 @@ from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.gangs.members import group_references, joiner_key
 from gpulint.kube.gpu_stack import gpu_nodes
+from gpulint.kube.kai_admission import KaiAdmission
 from gpulint.kube.mutating_webhooks import Scope
 from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.labels import any_pooled
@@ -681,6 +682,16 @@ class Resolver:
         """The cluster's ValidatingAdmissionPolicies and their bindings, as the inventory lists them (never the
         linted files': a repository is not one cluster)."""
         return self._cluster.admission_policies
+
+    @cached_property
+    def kai_admission(self) -> KaiAdmission | None:
+        """What KAI Scheduler's admission webhook writes into pods, from the linted files' KAI Config (the
+        operator's singleton is ``kai-config``; None: no Config linted, or several and none of that name)."""
+        configs = self.linted.of_kind(kai_admission.GROUP, "Config")
+        chosen = next((c for c in configs if c.ref.name == kai_admission.SINGLETON), None)
+        if chosen is None and len(configs) == 1:
+            chosen = configs[0]
+        return kai_admission.admission_of(chosen.data) if chosen is not None else None
 
     def batch_queues(self, group: str) -> dict[str, BatchQueue]:
         """Volcano or KAI Scheduler queues (cluster-scoped) by name: the linted files' first."""

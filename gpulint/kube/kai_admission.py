@@ -1,0 +1,90 @@
+"""What KAI Scheduler's admission webhook writes into a pod before the API server's own admission plugins run:
+its ``runtimeClassName`` (kai-scheduler/KAI-Scheduler pkg/admission/webhook/v1alpha2/runtimeenforcement).
+
+The webhook handles the pods whose ``schedulerName`` is the Config's ``spec.global.schedulerName`` (default
+kai-scheduler: pkg/operator/operands/admission/resources.go buildSchedulerNameMatchConditions, and the pod
+mutator's own check). From v0.10.0 to v0.15.x it gives every pod that asks for a GPU (``nvidia.com/gpu`` in a
+container's requests or limits, or the ``gpu-fraction`` / ``gpu-memory`` annotation: pkg/common/resources
+RequestsGPU) and names no RuntimeClass ``spec.admission.gpuPodRuntimeClassName`` (default ``nvidia``; an empty
+string turns it off). From v0.16.0 (#1543) only GPU-fraction pods get one, ``gpuFractionRuntimeClassName``
+(the deprecated ``gpuPodRuntimeClassName`` when only it is set; default ``nvidia``). The release is read from
+the Config's admission image tag, as KAI's chart renders it; without it, only what every release since
+v0.10.0 does is assumed, and only when the Config names the class (a field v0.10.0 introduced).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from gpulint.kube.fields import dig, mapping, sequence
+
+GROUP = "kai.scheduler"
+SINGLETON = "kai-config"  # the Config the operator reconciles (constants.DefaultKAIConfigSingeltonInstanceName, sic)
+DEFAULT_SCHEDULER_NAME = "kai-scheduler"  # pkg/common/constants DefaultSchedulerName
+DEFAULT_RUNTIME_CLASS = "nvidia"  # constants.DefaultRuntimeClassName
+FRACTION_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
+GPU_RESOURCE = "nvidia.com/gpu"
+FIRST = (0, 10)  # the runtime enforcement plugin's first release
+FRACTION_ONLY = (0, 16)  # whole-GPU pods are no longer mutated
+_TAG = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class KaiAdmission:
+    scheduler_name: str
+    whole_gpu: str | None  # the class a whole-GPU pod gets (None: none, or not known)
+    fraction: str | None  # the class a GPU-fraction pod gets (None: none, or not known)
+    release: str  # as the Config's image tag says it ("" when it does not)
+    config: str = SINGLETON  # the Config's name
+
+
+def _release(config: dict[str, Any]) -> tuple[int, int] | None:
+    tag = dig(config, "spec", "admission", "service", "image", "tag")
+    match = _TAG.fullmatch(tag) if isinstance(tag, str) else None
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def admission_of(config: dict[str, Any]) -> KaiAdmission:
+    """What the webhook configured by this Config does (the operator's defaults filled in)."""
+    admission = mapping(dig(config, "spec", "admission"))
+    scheduler = dig(config, "spec", "global", "schedulerName")
+    scheduler_name = scheduler if isinstance(scheduler, str) and scheduler else DEFAULT_SCHEDULER_NAME
+    pod_class, fraction_class = admission.get("gpuPodRuntimeClassName"), admission.get("gpuFractionRuntimeClassName")
+    named = isinstance(pod_class, str) or isinstance(fraction_class, str)
+    release = _release(config)
+    tag = dig(config, "spec", "admission", "service", "image", "tag")
+    shown = tag if isinstance(tag, str) else ""
+    name = dig(config, "metadata", "name")
+    made = partial(KaiAdmission, scheduler_name, release=shown, config=name if isinstance(name, str) else SINGLETON)
+    if release is None:  # every release since v0.10.0 gives a fraction pod the class it names
+        fraction = fraction_class if isinstance(fraction_class, str) else pod_class
+        return made(None, (fraction or None) if named else None)
+    if release < FIRST:
+        return made(None, None)
+    if release < FRACTION_ONLY:
+        whole = pod_class if isinstance(pod_class, str) else DEFAULT_RUNTIME_CLASS
+        return made(whole or None, whole or None)
+    chosen = fraction_class if isinstance(fraction_class, str) else pod_class if isinstance(pod_class, str) else None
+    chosen = DEFAULT_RUNTIME_CLASS if chosen is None else chosen
+    return made(None, chosen or None)
+
+
+def _asks_whole_gpu(spec: dict[str, Any]) -> bool:
+    """RequestsWholeGPU: nvidia.com/gpu written in a container's requests or limits (init containers aside)."""
+    for container in sequence(spec.get("containers")):
+        resources = mapping(mapping(container).get("resources"))
+        if GPU_RESOURCE in mapping(resources.get("requests")) or GPU_RESOURCE in mapping(resources.get("limits")):
+            return True
+    return False
+
+
+def injected_runtime_class(spec: dict[str, Any], annotations: dict[str, Any], admission: KaiAdmission) -> str | None:
+    """The runtimeClassName KAI's webhook gives the pod (None: it leaves the pod's alone)."""
+    if spec.get("schedulerName") != admission.scheduler_name or spec.get("runtimeClassName"):
+        return None
+    if any(key in annotations for key in FRACTION_ANNOTATIONS):
+        return admission.fraction
+    return admission.whole_gpu if _asks_whole_gpu(spec) else None
