@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpulint.kube import jobset_placement
 from gpulint.kube.distributed import distributed_kind
-from gpulint.kube.fields import dig, mapping
+from gpulint.kube.fields import mapping
 from gpulint.kube.gangs.members import has_gang_policy
 from gpulint.kube.resources import accelerator_noun, is_gpu
 from gpulint.kube.scheduler import pod_requests
@@ -17,9 +18,6 @@ from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec("gang-missing", Severity.WARNING)
 RULE_ID = SPEC.id
-# JobSet exclusive placement (api/jobset/v1alpha2/jobset_types.go ExclusiveKey): on the JobSet or on a
-# replicatedJob's template, each child Job is placed whole in one domain of the topology key.
-JOBSET_EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 
 
 def _distributed(obj: KubeObject) -> bool:
@@ -32,13 +30,9 @@ def _distributed(obj: KubeObject) -> bool:
 
 def _placed_whole(obj: KubeObject, site: PodSpecSite) -> bool:
     """A JobSet pod template whose Job is placed exclusively per topology domain."""
-    if obj.kind != "JobSet" or api_group(obj.api_version) != "jobset.x-k8s.io":
+    if obj.kind != "JobSet" or api_group(obj.api_version) != jobset_placement.GROUP:
         return False
-    if JOBSET_EXCLUSIVE in mapping(dig(obj.data, "metadata", "annotations")):
-        return True
-    # site.path: spec, replicatedJobs, i, template, spec, template, spec
-    job_template = dig(obj.data, *site.path[:4]) if site.path[:2] == ("spec", "replicatedJobs") else None
-    return JOBSET_EXCLUSIVE in mapping(dig(job_template, "metadata", "annotations"))
+    return jobset_placement.exclusive_topology(obj.data, site.path) is not None
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
