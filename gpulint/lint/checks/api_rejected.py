@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from gpulint.kube.dra.gates import gate_extremes, prepared_for_create
 from gpulint.kube.features import FeatureGates
@@ -18,9 +19,11 @@ from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
-from gpulint.lint.policies import Policy, cluster_policies, evaluate, policy_engine
 from gpulint.lint.rule_spec import RuleSpec
 from gpulint.lint.world.rejections import API_REJECTED, rejection_text
+
+if TYPE_CHECKING:  # the policy model is loaded only when the inventory holds policies
+    from gpulint.lint.policies import Policy
 
 SPEC = RuleSpec(API_REJECTED, Severity.ERROR)
 RULE_ID = SPEC.id
@@ -124,7 +127,9 @@ def _admin_access_forbidden(obj: KubeObject, ctx: CheckContext) -> FieldError | 
 def _cluster_policies(ctx: CheckContext) -> tuple[Policy, ...]:
     located = [(item.data, item.file) for item in ctx.resolver.inventory_admission_policies()]
     if not located:
-        return ()
+        return ()  # the CEL engine is loaded only for a cluster that has policies (tests/unit/test_startup.py)
+    from gpulint.lint.policies import cluster_policies
+
     found: tuple[Policy, ...] = ctx.memo(
         "cluster-admission-policies", lambda: cluster_policies(located, ctx.config.kubernetes_version)
     )
@@ -137,7 +142,12 @@ def _policy_denials(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     binding refuses the request, a Warn one answers with a warning. Nothing is said where the outcome is not
     known offline (a namespace whose labels no file holds, params the inventory lacks, an expression that fails
     here): the same evaluation as a --policy VAP's (lint/policies)."""
-    for policy in _cluster_policies(ctx):
+    policies = _cluster_policies(ctx)
+    if not policies:
+        return
+    from gpulint.lint.policies import evaluate, policy_engine
+
+    for policy in policies:
         named = f"ValidatingAdmissionPolicy '{policy.name}' with binding '{policy.binding}'"
         for found in evaluate(policy, obj, ctx, policy_engine()):
             if found.severity is Severity.ERROR:
