@@ -32,6 +32,7 @@ from yaml.resolver import Resolver
 
 from gpulint.kube.lru import short_strings_remembered
 from gpulint.lint.inputs.loader import _CONSTRUCTOR, _REMEMBERED_LENGTH, _scalar
+from gpulint.lint.inputs.yaml_budget import MAX_YAML_NODES, ReadStopped, node_bound
 
 Compact = Callable[[Any], Any]  # an item of a List as kept (gpulint/lint/world/inventory.py compact_item)
 MAX_INDENT = 100  # deeper block nesting goes to the full loader, which enforces MAX_DEPTH
@@ -73,13 +74,19 @@ _NUMBER_12 = re.compile(
 
 
 def load_unambiguous(
-    text: str, compact: Compact | None = None, encoded: bytes | None = None, *, node_images_dropped: bool = False
+    text: str,
+    compact: Compact | None = None,
+    encoded: bytes | None = None,
+    *,
+    node_images_dropped: bool = False,
+    max_items: int | None = None,
 ) -> tuple[bool, Any]:
     """(True, the document's data) when the fast reader's answer is gpulint's; else (False, None).
     ``compact``: applied to each item of a ``kind: List`` as it is read (see ``_read``); ``encoded``: the text's
     UTF-8 bytes, when the caller has them (the file as read: no second copy of a fleet's text);
     ``node_images_dropped``: ``compact`` drops a v1 Node's ``status.images``, so the text of those kubectl printed
-    is cut out unread (``_cut_node_images``), and each item reaches ``compact`` without them."""
+    is cut out unread (``_cut_node_images``), and each item reaches ``compact`` without them; ``max_items``: a List
+    read a chunk at a time stops (ReadStopped) past that many items."""
     if encoded is None:
         encoded = text.encode("utf-8", "surrogatepass")  # a copy of an ASCII text: ~1 ms per 10 MB
     if _DEEP_INDENT in text or "{{" in text or encoded.translate(None, _ALL_BUT_CONTROL):
@@ -90,14 +97,14 @@ def load_unambiguous(
     if compact is not None and node_images_dropped:
         cut = _cut_node_images(text)
         if cut.count:
-            fast, data = _unambiguous(cut.text, compact, specials, maybe_empty_key, cut.count)
+            fast, data = _unambiguous(cut.text, compact, specials, maybe_empty_key, cut.count, max_items)
             if fast:
                 return fast, data
-    return _unambiguous(text, compact, specials, maybe_empty_key, 0)
+    return _unambiguous(text, compact, specials, maybe_empty_key, 0, max_items)
 
 
 def _unambiguous(
-    text: str, compact: Compact | None, specials: bool, maybe_empty_key: bool, cuts: int
+    text: str, compact: Compact | None, specials: bool, maybe_empty_key: bool, cuts: int, max_items: int | None
 ) -> tuple[bool, Any]:
     """load_unambiguous past its byte scans; ``cuts``: the node images cut from ``text`` (``_cut_node_images``)."""
     if _several_documents(text) or (specials and _has_structure(text)):
@@ -110,7 +117,9 @@ def _unambiguous(
             return False, None
     keep = compact if cuts == 0 or compact is None else _CutImages(compact)
     try:
-        data = _read(text, keep)
+        data = _read(text, keep, max_items)
+    except ReadStopped:
+        raise
     except Exception:  # yaml-rs says what is wrong without our positions: the full loader says it again
         return False, None
     if isinstance(keep, _CutImages) and len(keep.found) != cuts:
@@ -181,7 +190,7 @@ CHUNK_CHARS = 1 << 20  # items are parsed this many characters at a time (a whol
 _SENTINEL = "gpulint-items-read-apart"
 
 
-def _read(text: str, compact: Compact | None) -> Any:
+def _read(text: str, compact: Compact | None, max_items: int | None = None) -> Any:
     """``yaml_rs.loads(text)``, with the items of a List read a chunk of items at a time and each passed through
     ``compact`` as it is read: a fleet's nodes are never held whole.
 
@@ -189,27 +198,41 @@ def _read(text: str, compact: Compact | None) -> Any:
     top-level ``items:`` sequence at column 0. Such a line ends any block scalar, plain scalar or indented
     collection before it; a quoted scalar or flow collection open across the cut leaves its chunk unterminated, an
     error (then the whole file goes to the full loader). The rest of the document is read with the items replaced
-    by a sentinel, which must come back as the value of its top-level ``items`` key (else: read whole)."""
+    by a sentinel, which must come back as the value of its top-level ``items`` key (else: read whole).
+
+    What yaml-rs reads whole (the text, or one item larger than a chunk) is held to the loader's MAX_YAML_NODES: it
+    costs up to ~170 bytes a value (a flow list of ``{}``, measured), twice what an inventory's value budget assumes
+    of a reader that keeps items compacted one at a time (~80). Past it, the loader reads it, held to that budget."""
     match = _ITEMS.search(text) if compact is not None and _SENTINEL not in text else None
     if match is None or compact is None:
-        return yaml_rs.loads(text, parse_datetime=False)
+        return _whole(text)
     start = match.end()
     end_match = _ITEMS_END.search(text, start)
     end = len(text) if end_match is None else end_match.start() + 1
     outer = yaml_rs.loads(f'{text[: match.start()]}items: "{_SENTINEL}"\n{text[end:]}', parse_datetime=False)
     if not isinstance(outer, dict) or outer.get("items") != _SENTINEL:
-        return yaml_rs.loads(text, parse_datetime=False)
+        return _whole(text)
     items: list[Any] = []
     while start < end:
         cut = text.find("\n- ", min(start + CHUNK_CHARS, end), end)
         stop = end if cut < 0 else cut + 1
-        chunk = yaml_rs.loads(text[start:stop], parse_datetime=False)
+        chunk = _whole(text[start:stop])
         if not isinstance(chunk, list):
             raise ValueError("an items chunk that is no sequence")
+        if max_items is not None and len(items) + len(chunk) > max_items:
+            raise ReadStopped(f"more than {max_items} items")
         items.extend(compact(item) for item in chunk)
         start = stop
     outer["items"] = items
     return outer
+
+
+def _whole(text: str) -> Any:
+    """``yaml_rs.loads(text)``, when the values it may hold are within MAX_YAML_NODES (see ``_read``)."""
+    # a text of fewer characters than a third of the budget holds fewer values (node_bound: at most 3 a character)
+    if len(text) > MAX_YAML_NODES // 3 and node_bound(text.encode("utf-8", "surrogatepass")) > MAX_YAML_NODES:
+        raise ValueError("more values than yaml-rs may hold whole: the loader counts them")
+    return yaml_rs.loads(text, parse_datetime=False)
 
 
 def _several_documents(text: str) -> bool:

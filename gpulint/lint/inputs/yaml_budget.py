@@ -40,6 +40,10 @@ class TooManyNodes:
         )
 
 
+class ReadStopped(Exception):
+    """A reader stopped at the item past its bound (an inventory's objects): no other reader is tried."""
+
+
 _MARKS = b",:-?[{"
 _ALL_BUT_MARKS = bytes(sorted(set(range(256)) - set(_MARKS)))
 _COUNTED = 1 << 22  # bytes a pass: the marks of a file made only of them are copied a slice at a time

@@ -25,9 +25,9 @@ from gpulint.lint.errors import InventoryError as InventoryError  # re-exported:
 from gpulint.lint.findings import Path
 from gpulint.lint.inputs.collect import collect
 from gpulint.lint.inputs.loader import LoadProblem, LocatedDocument, collector_paused, detect_encoding, load_bytes
-from gpulint.lint.inputs.objects import KubeObject, objects_in
+from gpulint.lint.inputs.objects import KubeObject, is_list, is_object, objects_in
 from gpulint.lint.inputs.sources import Source, SourceError
-from gpulint.lint.inputs.yaml_budget import JSON_BYTES_PER_VALUE, MAX_YAML_NODES, too_many_values
+from gpulint.lint.inputs.yaml_budget import JSON_BYTES_PER_VALUE, MAX_YAML_NODES, ReadStopped, too_many_values
 from gpulint.lint.world.rejections import Rejection, file_rejections
 
 if TYPE_CHECKING:  # the pool model and readers are imported when an inventory is read
@@ -86,6 +86,11 @@ MAX_INVENTORY_FILE_BYTES = 1024 * 1024 * 1024
 # 20,000-node `kubectl get nodes -o json` holds ~15,000,000. Anything else goes through the loader, which keeps
 # a position on every value (~400 bytes): it is held to the manifests' MAX_YAML_NODES (~1.9 GiB).
 MAX_INVENTORY_NODES = 25_000_000
+# Objects an inventory file may hold (documents and List items): what one live list may hold (twice the 150,000 pods
+# Kubernetes is tested at). Each costs ~500 bytes as an object and a finding when it is malformed (~5 KB), whatever
+# its values: 2,000,000 `{}` items (6 MB, 2 million values) took 10 GiB in `gpulint inventory`. Counted as a List's
+# items are read, before any object is made of them.
+MAX_INVENTORY_OBJECTS = 300_000
 INVENTORY_LIMIT_NAME = "inventory file size"
 TERMINAL_PHASES = ("Succeeded", "Failed")
 # An inventory's ConfigMap is kept with its values when it has at most MAX_KEPT_KEYS values of at most
@@ -532,9 +537,14 @@ def _documents(
         if problems is not None:
             problems.append(f"{display}:{refused.line}:{refused.column}: inventory: {refused.message()}")
         return []
-    fast = _fast_documents(display, raw, keep or compact_item)
+    try:
+        fast = _fast_documents(display, raw, keep or compact_item)
+    except ReadStopped:
+        if problems is not None:
+            problems.append(f"{display}:1:1: inventory: {_objects_past()}")
+        return []
     if fast is not None:
-        return fast
+        return _within_objects(display, fast, problems)
     refused = too_many_values(raw, MAX_YAML_NODES)  # the loader keeps a position on every node: ~400 bytes each
     if refused is not None:
         if problems is not None:
@@ -546,7 +556,34 @@ def _documents(
     loaded = load_bytes(display, raw, max_bytes=MAX_INVENTORY_FILE_BYTES)
     if problems is not None:
         problems.extend(_problem_message(display, p) for p in loaded.problems)
-    return loaded.documents
+    return _within_objects(display, loaded.documents, problems)
+
+
+def _objects_past() -> str:
+    return (
+        f"holds more than {MAX_INVENTORY_OBJECTS:,} objects (documents and List items); not read (max inventory "
+        "objects)"
+    )
+
+
+def _within_objects(
+    display: str, documents: list[LocatedDocument], problems: list[str] | None
+) -> list[LocatedDocument]:
+    """``documents``, or none (and the problem, at the first object past it) when they hold more objects than
+    MAX_INVENTORY_OBJECTS: counted before objects_in makes any."""
+    count = 0
+    for document in documents:
+        data = document.data
+        items = data.get("items") if is_object(data) and is_list(data) else None
+        held = len(items) if isinstance(items, list) else 1
+        if count + held > MAX_INVENTORY_OBJECTS:
+            path = () if items is None else ("items", MAX_INVENTORY_OBJECTS - count)
+            line, column = document.locate(path)
+            if problems is not None:
+                problems.append(f"{display}:{line}:{column}: inventory: {_objects_past()}")
+            return []
+        count += held
+    return documents
 
 
 def _fast_documents(display: str, raw: bytes, keep: Callable[[Any], Any]) -> list[LocatedDocument] | None:
@@ -555,7 +592,7 @@ def _fast_documents(display: str, raw: bytes, keep: Callable[[Any], Any]) -> lis
     items: list[Any] | None = None
     if raw.lstrip()[:1] in (b"{", b"["):
         try:
-            data = _json(raw, keep)
+            data = _json(raw, keep, MAX_INVENTORY_OBJECTS)
         except (ValueError, RecursionError):
             pass  # not JSON after all, or nested too deep: the YAML reader says where it breaks
         else:
@@ -567,7 +604,11 @@ def _fast_documents(display: str, raw: bytes, keep: Callable[[Any], Any]) -> lis
             # the images kubectl printed are cut unread: compact_item drops them, and an ``inspect`` (QuietFiles, which
             # validates each Node against its schema) meets a Node without them, as valid as with them
             fast, data = load_unambiguous(
-                raw.decode("utf-8"), keep, raw, node_images_dropped="images" in NODE_STATUS_DROPPED
+                raw.decode("utf-8"),
+                keep,
+                raw,
+                node_images_dropped="images" in NODE_STATUS_DROPPED,
+                max_items=MAX_INVENTORY_OBJECTS,
             )
         except UnicodeDecodeError:
             fast = False
@@ -613,10 +654,11 @@ def _after_space(text: str, at: int) -> int:
     return at if space is None else space.end()
 
 
-def _json(raw: bytes, keep: Callable[[Any], Any] = compact_item) -> Any:
+def _json(raw: bytes, keep: Callable[[Any], Any] = compact_item, max_items: int | None = None) -> Any:
     """``json.loads(raw)``, with the items of a top-level array, or of a top-level object's ``items``, read one at a
     time and compacted as they are read (``compact_item``): a fleet's nodes are never held whole. The same answer
-    as json.loads (a repeated key: the last value, at the first one's place) and the same errors (ValueError)."""
+    as json.loads (a repeated key: the last value, at the first one's place) and the same errors (ValueError);
+    ReadStopped at the item past ``max_items``."""
     if raw.startswith(b"\xef\xbb\xbf") or b"\x00" in raw[:4]:
         return json.loads(raw)  # a byte-order mark, or UTF-16 or -32 without one: json.loads tells them apart
     try:
@@ -626,9 +668,9 @@ def _json(raw: bytes, keep: Callable[[Any], Any] = compact_item) -> Any:
     at = _after_space(text, 0)
     data: Any
     if text.startswith("[", at):
-        data, at = _json_array(text, at, keep)
+        data, at = _json_array(text, at, keep, max_items)
     elif text.startswith("{", at):
-        data, at = _json_object(text, at, keep)
+        data, at = _json_object(text, at, keep, max_items)
     else:
         data, at = _JSON.raw_decode(text, at)
     if _after_space(text, at) != len(text):
@@ -636,13 +678,15 @@ def _json(raw: bytes, keep: Callable[[Any], Any] = compact_item) -> Any:
     return data
 
 
-def _json_array(text: str, at: int, keep: Callable[[Any], Any]) -> tuple[list[Any], int]:
+def _json_array(text: str, at: int, keep: Callable[[Any], Any], max_items: int | None) -> tuple[list[Any], int]:
     """The array starting at ``text[at]`` ("["), its items compacted one by one; and where it ends."""
     items: list[Any] = []
     at = _after_space(text, at + 1)
     if text.startswith("]", at):
         return items, at + 1
     while True:
+        if max_items is not None and len(items) >= max_items:
+            raise ReadStopped(f"more than {max_items} items")
         item, at = _JSON.raw_decode(text, at)
         items.append(keep(item))
         at = _after_space(text, at)
@@ -653,7 +697,7 @@ def _json_array(text: str, at: int, keep: Callable[[Any], Any]) -> tuple[list[An
         at = _after_space(text, at + 1)
 
 
-def _json_object(text: str, at: int, keep: Callable[[Any], Any]) -> tuple[dict[str, Any], int]:
+def _json_object(text: str, at: int, keep: Callable[[Any], Any], max_items: int | None) -> tuple[dict[str, Any], int]:
     """The top-level object starting at ``text[at]`` ("{"), its ``items`` array read by ``_json_array``."""
     data: dict[str, Any] = {}
     at = _after_space(text, at + 1)
@@ -668,7 +712,7 @@ def _json_object(text: str, at: int, keep: Callable[[Any], Any]) -> tuple[dict[s
             raise ValueError(f"expected ':' at character {at}")
         at = _after_space(text, at + 1)
         if key == "items" and text.startswith("[", at):
-            value, at = _json_array(text, at, keep)
+            value, at = _json_array(text, at, keep, max_items)
         else:
             value, at = _JSON.raw_decode(text, at)
         data[key] = value

@@ -41,7 +41,7 @@ from gpulint.lint.world.autoscaler_status import (
     is_status_config_map,
     node_groups,
 )
-from gpulint.lint.world.inventory import CAPI_MEMBER_KINDS, ClusterInventory, compact_item
+from gpulint.lint.world.inventory import CAPI_MEMBER_KINDS, MAX_INVENTORY_OBJECTS, ClusterInventory, compact_item
 from gpulint.lint.world.kinds import BY_KEY, DRA_GROUP, KindRow
 
 RETRY_SECONDS = 2.0  # after a failed list, watch or discovery
@@ -55,7 +55,8 @@ CRD_PAGE_SIZE = 16
 MAX_BODY_BYTES = 64 * 1024 * 1024  # one list page or discovery document
 # One list, however many pages: twice the largest cluster Kubernetes is tested at (150,000 pods; "Considerations
 # for large clusters", kubernetes.io). A list whose every page carries a continue token ends here, not in memory.
-MAX_LIST_ITEMS = 300_000
+# An inventory file is held to the same.
+MAX_LIST_ITEMS = MAX_INVENTORY_OBJECTS
 MAX_LIST_PAGES = 10_000  # pages may hold fewer items than asked (a field selector filters them), even none
 MAX_EVENT_BYTES = 16 * 1024 * 1024  # one watch event (one object)
 CONNECT_SECONDS, READ_SECONDS = 10.0, 60.0
