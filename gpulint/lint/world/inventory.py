@@ -521,6 +521,11 @@ def _keeper(display: str, inspect: Inspect | None) -> Callable[[Any], Any]:
     return keep
 
 
+# kubectl's `-o yaml` List: its items, a block sequence at column 0, are read a chunk at a time (fast_yaml._ITEMS)
+_BLOCK_ITEMS = re.compile(rb"^items:[ \t]*\n(?=- )", re.MULTILINE)
+LARGE_AS_KUBECTL = "; gpulint reads an inventory this large only as `kubectl get -o json` or `-o yaml` prints it"
+
+
 def _documents(
     display: str, raw: bytes, problems: list[str] | None, keep: Callable[[Any], Any] | None = None
 ) -> list[LocatedDocument]:
@@ -532,10 +537,19 @@ def _documents(
     (gpulint/lint/inputs/fast_yaml.py). Anything else goes through gpulint's loader, for its error
     positions, its YAML 1.1 reading and its refusal of alias bombs; an inventory object that turns
     out to be malformed is read again with positions (``_shape_problems``)."""
-    refused = too_many_values(raw, MAX_INVENTORY_NODES, JSON_BYTES_PER_VALUE)
+    # only JSON and kubectl's block List are read an item at a time: anything else is held whole (yaml-rs, the
+    # loader), to the manifests' budget, counted once and only so far
+    item_by_item = raw.lstrip()[:1] in (b"{", b"[") or _BLOCK_ITEMS.search(raw) is not None
+    if item_by_item:
+        refused = too_many_values(raw, MAX_INVENTORY_NODES, JSON_BYTES_PER_VALUE)
+    else:
+        refused = too_many_values(raw, MAX_YAML_NODES)
     if refused is not None:
         if problems is not None:
-            problems.append(f"{display}:{refused.line}:{refused.column}: inventory: {refused.message()}")
+            problems.append(
+                f"{display}:{refused.line}:{refused.column}: inventory: {refused.message()}"
+                + ("" if item_by_item else LARGE_AS_KUBECTL)
+            )
         return []
     try:
         fast = _fast_documents(display, raw, keep or compact_item)
@@ -545,12 +559,12 @@ def _documents(
         return []
     if fast is not None:
         return _within_objects(display, fast, problems)
-    refused = too_many_values(raw, MAX_YAML_NODES)  # the loader keeps a position on every node: ~400 bytes each
+    # the loader keeps a position on every node: ~400 bytes each (counted above already when not item by item)
+    refused = too_many_values(raw, MAX_YAML_NODES) if item_by_item else None
     if refused is not None:
         if problems is not None:
             problems.append(
-                f"{display}:{refused.line}:{refused.column}: inventory: {refused.message()}; gpulint reads an "
-                f"inventory this large only as `kubectl get -o json` or `-o yaml` prints it"
+                f"{display}:{refused.line}:{refused.column}: inventory: {refused.message()}{LARGE_AS_KUBECTL}"
             )
         return []
     loaded = load_bytes(display, raw, max_bytes=MAX_INVENTORY_FILE_BYTES)
