@@ -30,6 +30,7 @@ from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.loader import load_text, text_offset
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.world.chart_releases import CHART_INSTALLERS
 from gpulint.lint.world.config_maps import (
     MAX_EMBEDDED,
     device_plugin_configs,
@@ -59,7 +60,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _mps_without_root(obj, ctx)
         yield from _unshared_product(obj, ctx)
         if not ctx.resolver.has_nodes and ctx.resolver.linted.has_any(
-            (("", "ConfigMap"), ("nvidia.com", "ClusterPolicy"))
+            (("", "ConfigMap"), ("nvidia.com", "ClusterPolicy"), *CHART_INSTALLERS)
         ):
             yield from _renamed_requests(obj, ctx)
             yield from _labelled_only(obj, ctx)
@@ -295,8 +296,9 @@ def _renamed_requests(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic
                         on_key=True,
                         severity=Severity.WARNING,
                         notes=(
-                            "the time-slicing or MPS configuration in the linted ConfigMaps decides the name "
-                            "(renameByDefault: true advertises <resource>.shared); no node advertises the other",
+                            "the time-slicing or MPS configuration in the linted ConfigMaps (or the device plugin's "
+                            "config.map in a chart's release values) decides the name (renameByDefault: true "
+                            "advertises <resource>.shared); no node advertises the other",
                         ),
                     )
                 elif single and str(resource).startswith(MIG_PREFIX):

@@ -19,6 +19,8 @@ from gpulint.kube.workloads import api_group
 from gpulint.lint.inputs.loader import load_text
 
 MAX_VALUES = 256 * 1024  # an Application's inline values: a chart's values file is a few hundred lines
+# The GitOps objects that install a chart with values written in them: (group, kind).
+CHART_INSTALLERS = (("helm.toolkit.fluxcd.io", "HelmRelease"), ("argoproj.io", "Application"))
 _GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
@@ -109,30 +111,54 @@ class ChartRelease:
     written: bool
 
 
-def chart_releases(data: dict[str, Any]) -> list[ChartRelease]:
-    """The GPU stack charts a Flux HelmRelease or an Argo CD Application installs (empty for other objects, or
-    when the tolerations come from values not in the object)."""
+@dataclass(frozen=True)
+class ChartValues:
+    """A chart a GitOps object installs and the values written in the object."""
+
+    chart: str  # the chart's name (the last part of a path or reference)
+    values: dict[str, Any]
+    values_path: Path  # to the values, or to the source when none are written
+    chart_path: Path
+    files: bool  # values also come from files or objects elsewhere (Flux valuesFrom, Argo valueFiles)
+    parameters: tuple[str, ...]  # Argo CD helm.parameters names (--set, applied last)
+    inside_string: bool  # the values are a YAML string (Argo helm.values): no position inside it is kept
+
+    def outside(self, word: str) -> bool:
+        """Whether values given elsewhere may set a value whose path holds ``word``."""
+        return self.files or any(word in name for name in self.parameters)
+
+
+def chart_values(data: dict[str, Any]) -> list[ChartValues]:
+    """The charts a Flux HelmRelease or an Argo CD Application installs, with their inline values (empty for other
+    objects, and for an Argo source whose values string does not read as a mapping)."""
     group, kind = api_group(text(data.get("apiVersion"))), text(data.get("kind"))
     if group == "helm.toolkit.fluxcd.io" and kind == "HelmRelease":
         spec = mapping(data.get("spec"))
         chart = text(dig(spec, "chart", "spec", "chart"))
-        outside = bool(sequence(spec.get("valuesFrom")))
-        return _release(chart, mapping(spec.get("values")), ("spec", "values"), ("spec", "chart"), outside)
+        files = bool(sequence(spec.get("valuesFrom"))) or bool(sequence(dig(spec, "chart", "spec", "valuesFiles")))
+        values = mapping(spec.get("values"))
+        return [ChartValues(_name(chart), values, ("spec", "values"), ("spec", "chart"), files, (), False)]
     if group == "argoproj.io" and kind == "Application":
         spec = mapping(data.get("spec"))
         sources: list[tuple[Path, Any]] = [(("spec", "source"), spec.get("source"))] if "source" in spec else []
         sources += [(("spec", "sources", i), s) for i, s in enumerate(sequence(spec.get("sources")))]
-        return [release for base, source in sources for release in _argo_source(mapping(source), base)]
+        return [found for base, source in sources for found in _argo_source(mapping(source), base)]
     return []
 
 
-def _argo_source(source: dict[str, Any], base: Path) -> list[ChartRelease]:
+def _name(chart: str) -> str:
+    return chart.rpartition("/")[2]
+
+
+def _argo_source(source: dict[str, Any], base: Path) -> list[ChartValues]:
     helm = mapping(source.get("helm"))
-    outside = bool(sequence(helm.get("valueFiles"))) or any(
-        "tolerations" in text(mapping(p).get("name")) for p in sequence(helm.get("parameters"))
-    )
+    files = bool(sequence(helm.get("valueFiles")))
+    parameters = tuple(text(mapping(p).get("name")) for p in sequence(helm.get("parameters")))
+    chart = _name(text(source.get("chart")))
     if isinstance(helm.get("valuesObject"), dict):  # Argo CD: valuesObject wins over values
-        return _release(text(source.get("chart")), helm["valuesObject"], (*base, "helm", "valuesObject"), base, outside)
+        return [
+            ChartValues(chart, helm["valuesObject"], (*base, "helm", "valuesObject"), base, files, parameters, False)
+        ]
     raw = helm.get("values")
     values: dict[str, Any] = {}
     if isinstance(raw, str) and raw.strip() and len(raw) <= MAX_VALUES:
@@ -142,13 +168,30 @@ def _argo_source(source: dict[str, Any], base: Path) -> list[ChartRelease]:
             return []  # values that do not read as a mapping (a template, a typo): nothing known
         values = documents[0]
     path = (*base, "helm", "values") if isinstance(raw, str) else base
-    return _release(text(source.get("chart")), values, path, base, outside, inside_string=isinstance(raw, str))
+    return [ChartValues(chart, values, path, base, files, parameters, isinstance(raw, str))]
+
+
+def chart_releases(data: dict[str, Any]) -> list[ChartRelease]:
+    """The GPU stack charts a Flux HelmRelease or an Argo CD Application installs (empty for other objects, or
+    when the tolerations come from values not in the object)."""
+    return [
+        release
+        for given in chart_values(data)
+        for release in _release(
+            given.chart,
+            given.values,
+            given.values_path,
+            given.chart_path,
+            given.outside("tolerations"),
+            given.inside_string,
+        )
+    ]
 
 
 def _release(
     chart: str, values: dict[str, Any], values_path: Path, chart_path: Path, outside: bool, inside_string: bool = False
 ) -> list[ChartRelease]:
-    name = chart.rpartition("/")[2]
+    name = chart
     found = []
     for daemons in CHARTS.get(name, ()):
         if daemons.enabled(values) or (outside and daemons.enabled_default):
@@ -198,3 +241,49 @@ def daemon_spec(release: ChartRelease) -> dict[str, Any]:
     if release.affinity:
         spec["affinity"] = release.affinity
     return spec
+
+
+@dataclass(frozen=True)
+class EmbeddedConfigs:
+    """Where a chart's values hold device plugin configurations that the chart turns into a ConfigMap."""
+
+    files: tuple[str, ...]  # the values path of the mapping: configuration name -> the plugin's config file
+    unless: tuple[str, ...] = ()  # a values path that, when set, names a ConfigMap of its own instead
+    only_if: tuple[str, ...] = ()  # a values path that must be true for the ConfigMap to be made
+
+    def configs(self, values: dict[str, Any]) -> dict[str, Any] | None:
+        if self.unless and dig(values, *self.unless):
+            return None
+        if self.only_if and dig(values, *self.only_if) is not True:
+            return None
+        found = dig(values, *self.files)
+        return found if isinstance(found, dict) and found else None
+
+
+# NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/templates/configmap.yml (v0.12 to v0.17): the
+# ConfigMap "<fullname>-configs" holds each config.map entry as a key; with config.name set the plugin reads that
+# ConfigMap instead (_helpers.tpl configMapName). NVIDIA/gpu-operator deployments/gpu-operator/templates/
+# plugin_config.yaml (v24.9): devicePlugin.config.data as the ConfigMap devicePlugin.config.name, when
+# devicePlugin.config.create is true.
+EMBEDDED_CONFIGS: dict[str, EmbeddedConfigs] = {
+    "nvidia-device-plugin": EmbeddedConfigs(("config", "map"), unless=("config", "name")),
+    "gpu-operator": EmbeddedConfigs(("devicePlugin", "config", "data"), only_if=("devicePlugin", "config", "create")),
+}
+
+
+def embedded_plugin_configs(data: dict[str, Any]) -> list[tuple[Path, str]]:
+    """The device plugin configuration files a GitOps object's GPU stack chart values embed, each with the path
+    to it in the object (to the values string for Argo's helm.values). None when values given elsewhere (a
+    valuesFrom, a values file, a parameter) may add or change one, or when one is templated: not known."""
+    found: list[tuple[Path, str]] = []
+    for given in chart_values(data):
+        where = EMBEDDED_CONFIGS.get(given.chart)
+        configs = where.configs(given.values) if where is not None else None
+        if where is None or configs is None or given.outside("config"):
+            continue
+        if not all(isinstance(v, str) and "{{" not in v and "${" not in v for v in configs.values()):
+            continue  # a template or a value not a file: what the plugin reads is not known
+        for key, value in configs.items():
+            path = given.values_path if given.inside_string else (*given.values_path, *where.files, key)
+            found.append((path, value))
+    return found

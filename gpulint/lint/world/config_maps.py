@@ -8,6 +8,7 @@ the linted files do not hold is read from the inventory (the cluster's copy), wh
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from gpulint.kube.commandline import ConfigMaps
@@ -16,6 +17,7 @@ from gpulint.kube.fields import mapping
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.loader import load_text
+from gpulint.lint.world.chart_releases import CHART_INSTALLERS, embedded_plugin_configs
 from gpulint.lint.world.resolver import Resolver
 
 MAX_EMBEDDED = 256 * 1024  # a configuration held in a ConfigMap value is a few lines: no larger one is parsed
@@ -63,10 +65,19 @@ def device_plugin_configs(linted: LintedSet) -> list[Any]:
 def _device_plugin_configs(linted: LintedSet) -> list[Any]:
     configs = []
     for obj in linted.of_kind("", "ConfigMap"):
-        for value in mapping(obj.data.get("data")).values():
-            if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
-                continue
-            documents = [d.data for d in load_text(obj.file, value).documents if d.data is not None]
-            if len(documents) == 1 and looks_like_config(documents[0]):
-                configs.append(documents[0])
+        configs += _parsed(obj.file, mapping(obj.data.get("data")).values())
+    for kind in CHART_INSTALLERS:  # a GPU stack chart's values the chart makes a ConfigMap of
+        for obj in linted.of_kind(*kind):
+            configs += _parsed(obj.file, [value for _, value in embedded_plugin_configs(obj.data)])
+    return configs
+
+
+def _parsed(file: str, values: Iterable[Any]) -> list[Any]:
+    configs = []
+    for value in values:
+        if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
+            continue
+        documents = [d.data for d in load_text(file, value).documents if d.data is not None]
+        if len(documents) == 1 and looks_like_config(documents[0]):
+            configs.append(documents[0])
     return configs
