@@ -260,11 +260,11 @@ class EmbeddedConfigs:
         return found if isinstance(found, dict) and found else None
 
 
-# NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/templates/configmap.yml (v0.12 to v0.17): the
+# NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/templates/configmap.yml (v0.12.0 to v0.20.0): the
 # ConfigMap "<fullname>-configs" holds each config.map entry as a key; with config.name set the plugin reads that
 # ConfigMap instead (_helpers.tpl configMapName). NVIDIA/gpu-operator deployments/gpu-operator/templates/
-# plugin_config.yaml (v24.9): devicePlugin.config.data as the ConfigMap devicePlugin.config.name, when
-# devicePlugin.config.create is true.
+# plugin_config.yaml (v23.3.0 to v26.7.0): devicePlugin.config.data as the ConfigMap devicePlugin.config.name,
+# when devicePlugin.config.create is true.
 EMBEDDED_CONFIGS: dict[str, EmbeddedConfigs] = {
     "nvidia-device-plugin": EmbeddedConfigs(("config", "map"), unless=("config", "name")),
     "gpu-operator": EmbeddedConfigs(("devicePlugin", "config", "data"), only_if=("devicePlugin", "config", "create")),
