@@ -30,7 +30,7 @@ from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.loader import load_text, text_offset
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
-from gpulint.lint.world.chart_releases import CHART_INSTALLERS
+from gpulint.lint.world.chart_releases import CHART_INSTALLERS, cluster_policies, embedded_plugin_configs
 from gpulint.lint.world.config_maps import (
     MAX_EMBEDDED,
     device_plugin_configs,
@@ -175,7 +175,7 @@ def _unshared(value: str, at: Path, shared: tuple[str, str]) -> Iterator[Diagnos
 def _shared_default(linted: LintedSet) -> tuple[str, str] | None:
     """(ConfigMap, key) of the one linted ClusterPolicy's default device plugin configuration, when GFD runs and
     that configuration, linted, shares nvidia.com/gpu under its own name."""
-    policies = linted.of_kind("nvidia.com", "ClusterPolicy")
+    policies = cluster_policies(linted)
     if len(policies) != 1:
         return None
     spec = mapping(policies[0].data.get("spec"))
@@ -341,7 +341,7 @@ class _NoDefault:
 
 
 def _no_default(linted: LintedSet) -> _NoDefault | None:
-    policies = linted.of_kind("nvidia.com", "ClusterPolicy")
+    policies = cluster_policies(linted)
     if len(policies) != 1:
         return None
     config = mapping(dig(policies[0].data, "spec", "devicePlugin", "config"))
@@ -362,7 +362,7 @@ def _no_default(linted: LintedSet) -> _NoDefault | None:
                 labelled.setdefault(shared, []).append(str(key))
     if not labelled:
         return None
-    return _NoDefault(policies[0].ref.name, name, {k: tuple(v) for k, v in labelled.items()})
+    return _NoDefault(policies[0].name, name, {k: tuple(v) for k, v in labelled.items()})
 
 
 def _labels_nodes(linted: LintedSet) -> bool:
@@ -424,7 +424,7 @@ MIG_PREFIX = "nvidia.com/mig-"
 
 def _single_mig_strategy(linted: LintedSet) -> bool:
     """The one linted ClusterPolicy sets mig.strategy single, and no linted plugin configuration sets another."""
-    policies = linted.of_kind("nvidia.com", "ClusterPolicy")
+    policies = cluster_policies(linted)
     if len(policies) != 1 or dig(policies[0].data, "spec", "mig", "strategy") != "single":
         return False
     for obj in linted.of_kind("", "ConfigMap"):
@@ -432,6 +432,11 @@ def _single_mig_strategy(linted: LintedSet) -> bool:
         for value in data.values() if isinstance(data, dict) else ():
             if isinstance(value, str) and "migstrategy" in value.lower() and "single" not in value.lower():
                 return False  # a plugin configuration of the policy's may set its own
+    for kind in CHART_INSTALLERS:
+        for obj in linted.of_kind(*kind):
+            for _, value in embedded_plugin_configs(obj.data):
+                if "migstrategy" in value.lower() and "single" not in value.lower():
+                    return False
     return True
 
 

@@ -30,6 +30,7 @@ from gpulint.kube.scheduler import NodeInfo, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, containers
 from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.objects import KubeObject
+from gpulint.lint.world.chart_releases import cluster_policies
 from gpulint.lint.world.resolver import Resolver
 
 # NVIDIA_VISIBLE_DEVICES values that expose no GPU (nvidia-container-toolkit: "void", "none", empty).
@@ -100,7 +101,7 @@ class VisibilityProblem:
 def envvar_gate(linted: LintedSet) -> str:
     """The name of the one linted GPU operator ClusterPolicy whose toolkit ignores NVIDIA_VISIBLE_DEVICES in
     unprivileged containers ("" when there is none, or several)."""
-    policies = linted.of_kind("nvidia.com", "ClusterPolicy")
+    policies = cluster_policies(linted)
     if len(policies) != 1:
         return ""
     toolkit = mapping(dig(policies[0].data, "spec", "toolkit"))
@@ -108,7 +109,7 @@ def envvar_gate(linted: LintedSet) -> str:
         return ""
     for item in sequence(toolkit.get("env")):
         if mapping(item).get("name") == _ENVVAR_GATE and text(mapping(item).get("value")).lower() == "false":
-            return policies[0].ref.name
+            return policies[0].name
     return ""
 
 

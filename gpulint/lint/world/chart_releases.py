@@ -16,6 +16,7 @@ from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gpu_stack import OPERATOR_OPERANDS, STACK_COMPONENTS, StackComponent
 from gpulint.kube.refs import Path
 from gpulint.kube.workloads import api_group
+from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.loader import load_text
 
 MAX_VALUES = 256 * 1024  # an Application's inline values: a chart's values file is a few hundred lines
@@ -281,9 +282,82 @@ def embedded_plugin_configs(data: dict[str, Any]) -> list[tuple[Path, str]]:
         configs = where.configs(given.values) if where is not None else None
         if where is None or configs is None or given.outside("config"):
             continue
-        if not all(isinstance(v, str) and "{{" not in v and "${" not in v for v in configs.values()):
+        if not all(isinstance(v, str) for v in configs.values()) or _templated(configs):
             continue  # a template or a value not a file: what the plugin reads is not known
         for key, value in configs.items():
             path = given.values_path if given.inside_string else (*given.values_path, *where.files, key)
             found.append((path, value))
     return found
+
+
+@dataclass(frozen=True)
+class PolicyView:
+    """A GPU operator ClusterPolicy: a linted one, or the one a linted release of the gpu-operator chart makes."""
+
+    name: str  # as findings name it
+    data: dict[str, Any]  # the object: apiVersion, kind, spec
+
+
+# NVIDIA/gpu-operator deployments/gpu-operator/templates/clusterpolicy.yaml (v23.3.0 to v26.7.0; from v26.7.0 only
+# with clusterPolicy.deployCR, default true): the ClusterPolicy "cluster-policy" takes these values as its spec
+# fields (devicePlugin.config only when devicePlugin.config.name is set); the default is the chart's values.yaml.
+_POLICY_VALUES: tuple[tuple[tuple[str, ...], Any], ...] = (
+    (("mig", "strategy"), "single"),
+    (("devicePlugin", "enabled"), True),
+    (("devicePlugin", "config", "name"), ""),
+    (("devicePlugin", "config", "default"), ""),
+    (("gfd", "enabled"), True),
+    (("toolkit", "enabled"), True),
+    (("toolkit", "env"), []),
+)
+
+
+def cluster_policies(linted: LintedSet) -> list[PolicyView]:
+    """The linted ClusterPolicies and those linted gpu-operator chart releases make (once per linted set)."""
+    found: list[PolicyView] = linted.fact("cluster policies", _cluster_policies, linted)
+    return found
+
+
+def _cluster_policies(linted: LintedSet) -> list[PolicyView]:
+    found = [PolicyView(obj.ref.name, obj.data) for obj in linted.of_kind("nvidia.com", "ClusterPolicy")]
+    for kind in CHART_INSTALLERS:
+        for obj in linted.of_kind(*kind):
+            for given in chart_values(obj.data):
+                spec = _operator_policy(given)
+                if spec is not None:
+                    label = f"cluster-policy (of the gpu-operator chart of {obj.kind} {obj.ref.name})"
+                    found.append(
+                        PolicyView(label, {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "spec": spec})
+                    )
+    return found
+
+
+def _operator_policy(given: ChartValues) -> dict[str, Any] | None:
+    """The ClusterPolicy spec fields the gpu-operator chart renders from these values; None when the chart makes
+    none, or when values given elsewhere or a template leave them unknown."""
+    if given.chart != "gpu-operator" or given.files or given.parameters:
+        return None
+    if dig(given.values, "clusterPolicy", "deployCR") is False:
+        return None
+    spec: dict[str, Any] = {}
+    for path, default in _POLICY_VALUES:
+        value = dig(given.values, *path)
+        if _templated(value):
+            return None
+        here = spec
+        for key in path[:-1]:
+            here = here.setdefault(key, {})
+        here[path[-1]] = default if value is None else value
+    if not text(dig(spec, "devicePlugin", "config", "name")):
+        del spec["devicePlugin"]["config"]
+    return spec
+
+
+def _templated(value: Any) -> bool:
+    if isinstance(value, str):
+        return "{{" in value or "${" in value
+    if isinstance(value, dict):
+        return any(_templated(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_templated(v) for v in value)
+    return False
