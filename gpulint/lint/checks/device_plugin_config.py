@@ -56,6 +56,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _single_strategy_profiles(obj, ctx.resolver)
         yield from _profiles_the_gpus_lack(obj, ctx.resolver)
     else:
+        if (obj.ref.group, obj.kind) in CHART_INSTALLERS:
+            yield from _release_configs(obj)
         yield from _config_through_env(obj, ctx)
         yield from _mps_without_root(obj, ctx)
         yield from _unshared_product(obj, ctx)
@@ -434,8 +436,8 @@ def _single_mig_strategy(linted: LintedSet) -> bool:
                 return False  # a plugin configuration of the policy's may set its own
     for kind in CHART_INSTALLERS:
         for obj in linted.of_kind(*kind):
-            for _, value in embedded_plugin_configs(obj.data):
-                if "migstrategy" in value.lower() and "single" not in value.lower():
+            for config in embedded_plugin_configs(obj.data):
+                if "migstrategy" in config.text.lower() and "single" not in config.text.lower():
                     return False
     return True
 
@@ -491,6 +493,29 @@ def _config_map(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]:
                 notes=notes,
                 severity=Severity.ERROR if problem.level == ERROR else Severity.WARNING,
                 offset=text_offset(value, line, column),
+            )
+
+
+def _release_configs(obj: KubeObject) -> Iterator[Diagnostic]:
+    """The device plugin configurations a GPU stack chart's release values hold, checked as the ConfigMap the
+    chart makes of them is, at the values' own lines (not inside an Argo helm.values string: no position kept)."""
+    for config in embedded_plugin_configs(obj.data):
+        if not config.placed or len(config.text) > MAX_EMBEDDED:
+            continue
+        documents = [d for d in load_text(obj.document.path, config.text).documents if d.data is not None]
+        if len(documents) != 1 or not looks_like_config(documents[0].data):
+            continue
+        key = config.path[-1]
+        for problem in validate(documents[0].data):
+            line, column = documents[0].locate(problem.path, on_key=problem.on_key)
+            brief, notes = split_long(f"device plugin configuration '{key}': {problem.message}")
+            yield Diagnostic(
+                RULE_ID,
+                config.path,
+                brief,
+                notes=notes,
+                severity=Severity.ERROR if problem.level == ERROR else Severity.WARNING,
+                offset=text_offset(config.text, line, column),
             )
 
 

@@ -272,11 +272,20 @@ EMBEDDED_CONFIGS: dict[str, EmbeddedConfigs] = {
 }
 
 
-def embedded_plugin_configs(data: dict[str, Any]) -> list[tuple[Path, str]]:
-    """The device plugin configuration files a GitOps object's GPU stack chart values embed, each with the path
-    to it in the object (to the values string for Argo's helm.values). None when values given elsewhere (a
-    valuesFrom, a values file, a parameter) may add or change one, or when one is templated: not known."""
-    found: list[tuple[Path, str]] = []
+@dataclass(frozen=True)
+class EmbeddedConfig:
+    """A device plugin configuration file a chart's release values hold."""
+
+    path: Path  # to the file's string in the object, or to the values string that holds it (Argo helm.values)
+    text: str
+    placed: bool  # the path is the file's own string: a position inside the text is a position in the object
+
+
+def embedded_plugin_configs(data: dict[str, Any]) -> list[EmbeddedConfig]:
+    """The device plugin configuration files a GitOps object's GPU stack chart values embed. None when values
+    given elsewhere (a valuesFrom, a values file, a parameter) may add or change one, or when one is templated:
+    not known."""
+    found: list[EmbeddedConfig] = []
     for given in chart_values(data):
         where = EMBEDDED_CONFIGS.get(given.chart)
         configs = where.configs(given.values) if where is not None else None
@@ -285,8 +294,10 @@ def embedded_plugin_configs(data: dict[str, Any]) -> list[tuple[Path, str]]:
         if not all(isinstance(v, str) for v in configs.values()) or _templated(configs):
             continue  # a template or a value not a file: what the plugin reads is not known
         for key, value in configs.items():
-            path = given.values_path if given.inside_string else (*given.values_path, *where.files, key)
-            found.append((path, value))
+            if given.inside_string:
+                found.append(EmbeddedConfig(given.values_path, value, False))
+            else:
+                found.append(EmbeddedConfig((*given.values_path, *where.files, key), value, True))
     return found
 
 

@@ -68,7 +68,7 @@ def _device_plugin_configs(linted: LintedSet) -> list[Any]:
         configs += _parsed(obj.file, mapping(obj.data.get("data")).values())
     for kind in CHART_INSTALLERS:  # a GPU stack chart's values the chart makes a ConfigMap of
         for obj in linted.of_kind(*kind):
-            configs += _parsed(obj.file, [value for _, value in embedded_plugin_configs(obj.data)])
+            configs += _parsed(obj.file, [config.text for config in embedded_plugin_configs(obj.data)])
     return configs
 
 
