@@ -30,7 +30,12 @@ from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.loader import load_text, text_offset
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
-from gpulint.lint.world.chart_releases import CHART_INSTALLERS, cluster_policies, embedded_plugin_configs
+from gpulint.lint.world.chart_releases import (
+    CHART_INSTALLERS,
+    PolicyView,
+    cluster_policies,
+    embedded_plugin_configs,
+)
 from gpulint.lint.world.config_maps import (
     MAX_EMBEDDED,
     device_plugin_configs,
@@ -304,15 +309,28 @@ def _renamed_requests(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic
                         ),
                     )
                 elif single and str(resource).startswith(MIG_PREFIX):
-                    yield Diagnostic(
-                        RULE_ID,
-                        at,
-                        f"asks for {resource}, but the linted ClusterPolicy sets mig.strategy: single, which "
-                        "advertises MIG slices as nvidia.com/gpu: no node it manages has this resource",
-                        on_key=True,
-                        severity=Severity.WARNING,
-                        notes=("nvidia.com/mig-<profile> resources exist only with mig.strategy: mixed",),
-                    )
+                    yield _single_strategy_hides(at, str(resource), single)
+
+
+def _single_strategy_hides(at: Path, resource: str, policy: PolicyView) -> Diagnostic:
+    """A MIG profile resource where the ClusterPolicy's single strategy advertises slices as nvidia.com/gpu."""
+    owner = "the gpu-operator chart's ClusterPolicy" if policy.release else "the linted ClusterPolicy"
+    made = (
+        f"{policy.release} installs the chart, whose ClusterPolicy takes mig.strategy from its values: single "
+        "unless they set it"
+    )
+    return Diagnostic(
+        RULE_ID,
+        at,
+        f"asks for {resource}, but {owner} sets mig.strategy: single, which advertises MIG slices as "
+        "nvidia.com/gpu: no node it manages has this resource",
+        on_key=True,
+        severity=Severity.WARNING,
+        notes=(
+            *((made,) if policy.release else ()),
+            "nvidia.com/mig-<profile> resources exist only with mig.strategy: mixed",
+        ),
+    )
 
 
 def _renamed(resource: str, names: dict[str, set[str]]) -> str | None:
@@ -424,22 +442,23 @@ def _labelled_only(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
 MIG_PREFIX = "nvidia.com/mig-"
 
 
-def _single_mig_strategy(linted: LintedSet) -> bool:
-    """The one linted ClusterPolicy sets mig.strategy single, and no linted plugin configuration sets another."""
+def _single_mig_strategy(linted: LintedSet) -> PolicyView | None:
+    """The one linted ClusterPolicy (or the one a gpu-operator chart's release makes) when it sets mig.strategy
+    single and no linted plugin configuration sets another."""
     policies = cluster_policies(linted)
     if len(policies) != 1 or dig(policies[0].data, "spec", "mig", "strategy") != "single":
-        return False
+        return None
     for obj in linted.of_kind("", "ConfigMap"):
         data = obj.data.get("data")
         for value in data.values() if isinstance(data, dict) else ():
             if isinstance(value, str) and "migstrategy" in value.lower() and "single" not in value.lower():
-                return False  # a plugin configuration of the policy's may set its own
+                return None  # a plugin configuration of the policy's may set its own
     for kind in CHART_INSTALLERS:
         for obj in linted.of_kind(*kind):
             for config in embedded_plugin_configs(obj.data):
                 if "migstrategy" in config.text.lower() and "single" not in config.text.lower():
-                    return False
-    return True
+                    return None
+    return policies[0]
 
 
 def _advertised_names(linted: LintedSet) -> dict[str, set[str]]:

@@ -307,6 +307,7 @@ class PolicyView:
 
     name: str  # as findings name it
     data: dict[str, Any]  # the object: apiVersion, kind, spec
+    release: str = ""  # the chart release that makes it ("HelmRelease gpu-operator"); empty for a linted one
 
 
 # NVIDIA/gpu-operator deployments/gpu-operator/templates/clusterpolicy.yaml (v23.3.0 to v26.7.0; from v26.7.0 only
@@ -338,7 +339,11 @@ def _cluster_policies(linted: LintedSet) -> list[PolicyView]:
                 if spec is not None:
                     label = f"cluster-policy (of the gpu-operator chart of {obj.kind} {obj.ref.name})"
                     found.append(
-                        PolicyView(label, {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "spec": spec})
+                        PolicyView(
+                            label,
+                            {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "spec": spec},
+                            f"{obj.kind} {obj.ref.name}",
+                        )
                     )
     return found
 
