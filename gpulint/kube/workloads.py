@@ -65,6 +65,7 @@ class TemplateSite:
     role: str = ""  # a name for the template ("worker", "leader"); "{}" keys name themselves
     view: views.ViewBuilder | None = None  # the pod a controller builds from it (pod_views); None: a PodSpec
     runs: bool = True  # False: a shape others read (a PodTemplate object); no container of it ever starts
+    resources_from: str = ""  # the objects whose resources its containers take (a runtime's users)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class PodSpecSite:
     unfaithful: tuple[Path, ...] = ()  # aliases whose fix would not apply (a field set in another object)
     names: tuple[tuple[Path, str], ...] = ()  # how messages name virtual places (a TrainJob's runtime part)
     runs: bool = True  # see TemplateSite.runs
+    resources_from: str = ""  # see TemplateSite.resources_from: a resource it does not request may be given
     substituted: str = ""  # see pod_views.PodView.substituted
 
 
@@ -123,16 +125,24 @@ _LLM_INFERENCE_SERVICE = (
     TemplateSite(("spec", "prefill"), ("template",), _llm_workload_pods, "prefill", _LLM_MAIN),
     TemplateSite(("spec", "prefill"), ("worker",), _constant(None), "prefill worker", _LLM_WORKER),
 )
-# A training runtime's JobSet template makes pods only for the TrainJobs that name it.
+# A training runtime's JobSet template makes pods only for the TrainJobs that name it; the trainer's
+# container takes each one's trainer.resourcesPerNode (kube/trainjob.py), and their pods are judged there.
 _TRAINING_RUNTIME = (
     TemplateSite(
-        ("spec", "template", "spec", "replicatedJobs", "[]"), ("template", "spec", "template", "spec"), _constant(0)
+        ("spec", "template", "spec", "replicatedJobs", "[]"),
+        ("template", "spec", "template", "spec"),
+        _constant(0),
+        resources_from="the TrainJobs that use it (trainer.resourcesPerNode)",
     ),
 )
-# A ServingRuntime makes no pods itself: its containers are completed by each InferenceService using it.
+# A ServingRuntime makes no pods itself: its containers are completed by each InferenceService using it
+# (the predictor's model resources are merged into kserve-container, kube/kserve.py).
+_ISVCS = "the InferenceServices that use it (the predictor's resources)"
 _SERVING_RUNTIME = (
-    TemplateSite(("spec",), (), _constant(0), "runtime", kserve.KSERVE_CUSTOM),
-    TemplateSite(("spec",), ("workerSpec",), _constant(0), "runtime worker", kserve.KSERVE_RUNTIME_WORKER),
+    TemplateSite(("spec",), (), _constant(0), "runtime", kserve.KSERVE_CUSTOM, resources_from=_ISVCS),
+    TemplateSite(
+        ("spec",), ("workerSpec",), _constant(0), "runtime worker", kserve.KSERVE_RUNTIME_WORKER, resources_from=_ISVCS
+    ),
 )
 # Knative names an unnamed container user-container (serving's DefaultUserContainerName).
 _KNATIVE = (
@@ -416,7 +426,15 @@ def _pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
                 count = None if pods is None else max(pods, 0)
                 template_path = spec_path[:-1] if site.spec else spec_path  # an Argo template holds its metadata
                 if view is None:
-                    yield PodSpecSite(spec_path, spec, count, role, template_path, runs=site.runs)
+                    yield PodSpecSite(
+                        spec_path,
+                        spec,
+                        count,
+                        role,
+                        template_path,
+                        runs=site.runs,
+                        resources_from=site.resources_from,
+                    )
                 else:
                     yield PodSpecSite(
                         spec_path,
@@ -430,6 +448,7 @@ def _pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
                         view.unfaithful,
                         view.names,
                         substituted=view.substituted,
+                        resources_from=site.resources_from,
                     )
 
 

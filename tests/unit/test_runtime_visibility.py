@@ -196,3 +196,73 @@ def test_cuda_images_beside_gpus_of_an_init_container_or_a_claim_or_with_the_var
       valueFrom: {secretKeyRef: {name: gpus, key: list}}
 """
     assert_findings(RULE, pod(secret, taint), [])
+
+
+# A runtime's template is completed by the workloads that use it: Kubeflow Trainer gives the trainer's
+# 'node' container each TrainJob's trainer.resourcesPerNode, KServe merges the predictor's model resources
+# into 'kserve-container'. A runtime that asks no GPU itself is the usual shape (the Trainer's own
+# torch-distributed, KServe's huggingfaceserver); the pods are judged where they are made.
+TRAINING_RUNTIME = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: torch-gpu, namespace: ml}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                tolerations:
+                - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+                containers:
+                - name: node
+                  image: pytorch/pytorch:2.8.0-cuda12.8-cudnn9-runtime
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: run, namespace: ml}
+spec:
+  runtimeRef: {name: torch-gpu, apiGroup: trainer.kubeflow.org, kind: TrainingRuntime}
+  trainer:
+    resourcesPerNode:
+      limits: {RESOURCE: 1}
+"""
+SERVING_RUNTIME = """
+apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata: {name: vllm, namespace: ml}
+spec:
+  supportedModelFormats: [{name: vllm, autoSelect: true}]
+  tolerations:
+  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+  containers:
+  - name: kserve-container
+    image: vllm/vllm-openai:v0.9.1
+---
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: chat, namespace: ml}
+spec:
+  predictor:
+    model:
+      modelFormat: {name: vllm}
+      runtime: vllm
+      resources:
+        limits: {RESOURCE: 1}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "workload_at"),
+    [pytest.param(TRAINING_RUNTIME, (25, 16), id="trainjob"), pytest.param(SERVING_RUNTIME, (17, 5), id="isvc")],
+)
+def test_a_runtime_without_gpus_is_judged_in_the_workloads_that_use_it(text: str, workload_at: tuple[int, int]):
+    assert_findings(RULE, text.replace("RESOURCE", "nvidia.com/gpu"), [])
+    # the trap: a workload that asks for none is told so (the TrainJob's pod at the runtime's image it runs)
+    line, column = workload_at
+    assert_findings(RULE, text.replace("RESOURCE", "cpu"), [(line, column, "requests no GPU but tolerates")])

@@ -165,7 +165,7 @@ def _problems(
             continue  # ignored: the toolkit reads no NVIDIA_VISIBLE_DEVICES of an unprivileged container
         if pod_has_gpu is None:
             pod_has_gpu = _pod_has_devices(site, patterns)
-        if not pod_has_gpu:
+        if not pod_has_gpu and not site.resources_from:  # a runtime: its users give the GPUs
             reason = _gpu_node_reason(site.spec) or _only_gpu_nodes(obj, site, resolver)
             if reason:
                 yield VisibilityProblem(
