@@ -553,17 +553,34 @@ def _argument_words(container: Mapping[str, Any], env: ContainerEnv) -> list[tup
     return out
 
 
+# Shell options whose value is the next word: sh's and bash's -o/+o NAME (in a group too, -eo pipefail),
+# bash's -O/+O NAME (shopt) and --rcfile/--init-file FILE (bash(1) INVOCATION, dash(1) Invocation).
+_SHELL_VALUE_LETTERS = frozenset("oO")
+_SHELL_VALUE_OPTIONS = frozenset({"--rcfile", "--init-file"})
+
+
 def _shell_script_index(words: list[Word]) -> int | None:
-    """Index of the script of ``sh -c SCRIPT`` (``bash -lc``, ``/bin/sh -ec``, ...), or None."""
+    """Index of the script of ``sh -c SCRIPT``, or None: the first word after the shell's options, when they
+    hold -c (``bash -lc``, ``/bin/sh -ec``, ``bash -o pipefail -c``, ``bash -c -x``, ``bash -lc -- SCRIPT``)."""
     if not words or words[0].text is None or basename(words[0].text) not in SHELLS:
         return None
-    for index in range(1, len(words)):
+    reads_script, index = False, 1
+    while index < len(words):
         option = words[index].text
-        if option is None or not option.startswith("-") or option.startswith("--"):
+        if option is None:
             return None
-        if "c" in option[1:]:
-            return index + 1 if index + 1 < len(words) else None
-    return None
+        index += 1
+        if option in ("--", "-"):  # the end of the options
+            break
+        if option.startswith("--"):  # bash's --login, --norc
+            index += option in _SHELL_VALUE_OPTIONS
+        elif option[:1] in ("-", "+") and len(option) > 1:
+            reads_script = reads_script or (option[0] == "-" and "c" in option[1:])
+            index += sum(letter in _SHELL_VALUE_LETTERS for letter in option[1:])
+        else:
+            index -= 1  # the first operand
+            break
+    return index if reads_script and index < len(words) else None
 
 
 def written_words(container: Mapping[str, Any]) -> list[Any] | None:

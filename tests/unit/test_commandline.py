@@ -147,3 +147,35 @@ def test_a_command_line_is_read_within_the_bounds_only(args, read):
     container = {"command": ["run"], "args": args}
     assert (written_words(container) is not None) is read
     assert bool(container_commands(container)) is read
+
+
+# How container commands hand a script to a shell: options before and after -c, option values, `--`.
+SCRIPT = "echo ran"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bash", "-lc", "--", SCRIPT],
+        ["/bin/sh", "-c", "--", SCRIPT],
+        ["sh", "-ec", SCRIPT],
+        ["bash", "-o", "pipefail", "-c", SCRIPT],
+        ["bash", "-eo", "pipefail", "-c", SCRIPT],
+        ["bash", "-O", "extglob", "-c", SCRIPT],
+        ["bash", "+x", "-c", SCRIPT],
+        ["bash", "--login", "-c", SCRIPT],
+        ["bash", "--norc", "-ce", SCRIPT],
+        ["bash", "-c", "-x", SCRIPT],
+        ["sh", "-c", "-e", SCRIPT],
+        ["bash", "-c", SCRIPT, "--"],
+        ["bash", "--", "-c", SCRIPT],  # -c is a file name after --
+        ["sh", "-e", "--", SCRIPT],  # no -c: the script is a file name
+        ["bash", "-c"],
+    ],
+    ids=" ".join,
+)
+def test_the_script_is_the_one_the_shell_runs(argv):
+    done = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL, env={"HOME": "/tmp"})
+    runs_it = done.stdout.decode().splitlines()[-1:] == ["ran"]
+    commands = [[w.text for w in c.words] for c in container_commands({"command": argv})]
+    assert (commands == [["echo", "ran"]]) == runs_it, (commands, done.stdout, done.stderr)
