@@ -24,7 +24,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gpulint.kube import knative, kserve, networks, trainjob
+from gpulint.kube import kai_admission, knative, kserve, networks, trainjob
 from gpulint.kube.dra import compute_domain
 from gpulint.kube.pools.kinds import CAPI_GROUP, KARPENTER_GROUP
 from gpulint.kube.queueing.batch_queues import KAI_GROUP, VOLCANO_GROUP
@@ -145,6 +145,8 @@ KINDS: tuple[KindRow, ...] = (
     _row(CONFIG_GROUP, CONFIG_KIND, ("v1beta2", "v1beta1"), "", False, True, _L, _NEVER, cluster=True),
     _row(VOLCANO_GROUP, "Queue", ("v1beta1",), "queues", False, True, _L),
     _row(KAI_GROUP, "Queue", ("v2",), "queues", False, True, _L),
+    # KAI's operator Config (the singleton kai-config, cluster-scoped): what its admission webhook adds to pods
+    _row(kai_admission.GROUP, "Config", ("v1",), "configs", False, True, _L, _NEVER, cluster=True),
     # the runtimes TrainJobs and InferenceServices name
     *(
         _row(trainjob.GROUP, kind, ("v1alpha1",), kind.lower() + "s", kind == "TrainingRuntime", True, _L)
@@ -190,6 +192,14 @@ KINDS: tuple[KindRow, ...] = (
         True,
         _L,
         _NEVER,
+    ),
+    # the cluster's admission policies: only the inventory's are read (api-rejected), a repository is not one cluster
+    *(
+        _row("admissionregistration.k8s.io", kind, ("v1",), plural, False, False, _I, _NEVER)
+        for kind, plural in (
+            ("ValidatingAdmissionPolicy", "validatingadmissionpolicies"),
+            ("ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings"),
+        )
     ),
     # the scheduler names a cluster answers to: profiles of a KubeSchedulerConfiguration (no API lists them)
     _row(SCHEDULER_CONFIG_GROUP, "KubeSchedulerConfiguration", ("v1",), "", False, False, _L, _DECLARED),
