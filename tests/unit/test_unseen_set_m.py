@@ -5,25 +5,12 @@ is copied)."""
 from __future__ import annotations
 
 import subprocess
-import textwrap
 
 import pytest
 from conftest import lint_text, run_cli, said
+from support.trees import write_tree
 
 from gpulint.lint.findings import Severity
-
-
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def write_tree(root, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip())
 
 
 def serious(result) -> list[tuple[str, int, str, str]]:
