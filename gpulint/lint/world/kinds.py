@@ -120,6 +120,9 @@ KINDS: tuple[KindRow, ...] = (
     _row(DRA_GROUP, "DeviceTaintRule", ("v1", "v1beta2", "v1alpha3"), "devicetaintrules", False, True, _I, _NEVER),
     _row(compute_domain.GROUP, compute_domain.KIND, ("v1beta1",), "computedomains", True, True, _L, _NEVER),
     _row("nvidia.com", "ClusterPolicy", ("v1",), "clusterpolicies", False, True, _L, _NEVER),
+    # GitOps releases of a GPU stack chart: their values are the ClusterPolicy and plugin configs (chart_releases)
+    _row("helm.toolkit.fluxcd.io", "HelmRelease", ("v2", "v2beta2", "v2beta1"), "helmreleases", True, True, _L, _NEVER),
+    _row("argoproj.io", "Application", ("v1alpha1",), "applications", True, True, _L, _NEVER),
     # Node Feature Discovery's rules: the node labels they write (a node selector may wait for them)
     _row("nfd.k8s-sigs.io", "NodeFeatureRule", ("v1alpha1",), "nodefeaturerules", False, True, _L, _NEVER),
     # gangs
