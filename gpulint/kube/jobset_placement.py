@@ -1,5 +1,5 @@
 """JobSet's exclusive placement: each child Job alone in one domain of a topology key
-(kubernetes-sigs/jobset api/jobset/v1alpha2/jobset_types.go ExclusiveKey, NodeSelectorStrategyKey).
+(kubernetes-sigs/jobset v0.12.0 api/jobset/v1alpha2/jobset_types.go ExclusiveKey, NodeSelectorStrategyKey).
 
 The controller copies the annotation into every child Job's pod template, the JobSet's first and a
 replicatedJob template's over it (pkg/controllers/jobset_controller.go labelAndAnnotateObject). Unless the
