@@ -61,6 +61,8 @@ class BuiltIn:
     args: tuple[str, ...]
     eras: tuple[Era, ...]  # oldest first; the runtime is not installed before the first
     command: tuple[str, ...] = ()
+    # from v0.<minor> one way of installing KServe mounts a memory-backed /dev/shm in it and another does not
+    dev_shm_by_install_since: int | None = None
 
     def era(self, minor: int) -> Era | None:
         return next((era for era in reversed(self.eras) if era.since <= minor), None)
@@ -119,6 +121,7 @@ BUILT_IN: tuple[BuiltIn, ...] = (
         "kserve/huggingfaceserver",
         ("--model_name={{.Name}}",),
         (Era(12, (_f("huggingface", "1", 1),), ("v2", "v1")),),
+        dev_shm_by_install_since=14,  # the YAML install's copy mounts one (kserve#3910), the chart's does not
     ),
     BuiltIn(
         "kserve-tritonserver",
@@ -335,3 +338,10 @@ def _pod_of(runtime: dict[str, Any]) -> tuple[str, str]:
         k: v for k, v in mapping(runtime.get("spec")).items() if k not in ("supportedModelFormats", "protocolVersions")
     }
     return text(dig(runtime, "metadata", "name")), repr(sorted(spec.items()))
+
+
+def dev_shm_depends_on_install(name: str) -> bool:
+    """Whether the built-in runtime ``name`` has a /dev/shm in some release's install and none in another: the
+    release and the way KServe was installed are not in the files, so its /dev/shm is not known."""
+    found = next((b for b in BUILT_IN if b.name == name), None)
+    return found is not None and found.dev_shm_by_install_since is not None

@@ -60,11 +60,11 @@ def test_kserve_shorthand_clean_and_its_false_positive_traps():
     assert lint_text(ISVC_SHORTHAND % "1") == []
     # 4 GPUs and requests only: KServe selects kserve-huggingfaceserver for the format, which sets no GPU
     # limit; but a ServingRuntime the files do not show may be selected first, so nothing is refused on the
-    # assumption (gpu-request-without-limit is an error), and dev-shm-missing, a warning, names it.
+    # assumption (gpu-request-without-limit is an error), and its /dev/shm depends on how KServe was
+    # installed (kube/kserve_runtimes: the YAML install mounts one from v0.14, the chart does not): silent.
     partial = ISVC_SHORTHAND.replace('          nvidia.com/gpu: "%s"\n', "").replace('gpu: "1"', 'gpu: "4"')
-    (shm,) = lint_text(partial)
-    assert shm.rule == "dev-shm-missing"
-    assert any("ClusterServingRuntime/kserve-huggingfaceserver, which KServe selects" in n for n in shm.notes)
+    assert partial != ISVC_SHORTHAND % "1"
+    assert lint_text(partial) == []
 
 
 ISVC_CUSTOM = """
@@ -914,16 +914,15 @@ def test_kserve_named_runtime_makes_absence_provable():
     ]
     assert _serving({"gpus": 4, "shm": SHM}, {"requested": 4, "tp": 4}) == []  # the runtime mounts it
     # a model-format shorthand without a runtime named: KServe selects one by format, and the namespace's
-    # runtime only when its format has autoSelect (else the ClusterServingRuntime KServe installs)
+    # runtime only when its format has autoSelect (else the ClusterServingRuntime KServe installs, here
+    # kserve-huggingfaceserver, whose /dev/shm the way KServe was installed decides: no verdict)
     unnamed = (ISVC_NAMED_RUNTIME % {"requested": 4, "tp": 4}).replace("      runtime: vllm-runtime\n", "")
-    for auto, runtime in (("false", "ClusterServingRuntime/kserve-huggingfaceserver"), ("true", "")):
+    for auto in ("false", "true"):
         own = (SERVING_RUNTIME % {"gpus": 4, "shm": ""}).replace("autoSelect: false", f"autoSelect: {auto}")
         found = by_rule(lint_text(own + "---" + unnamed), "dev-shm-missing")
-        assert [f.obj.kind for f in found] == ["ServingRuntime", "InferenceService"]
-        assert any(runtime in n for n in found[1].notes if "selects" in n) == bool(runtime)
+        assert [f.obj.kind for f in found] == ["ServingRuntime"] + (["InferenceService"] if auto == "true" else [])
         own_shm = (SERVING_RUNTIME % {"gpus": 4, "shm": SHM}).replace("autoSelect: false", f"autoSelect: {auto}")
-        found = by_rule(lint_text(own_shm + "---" + unnamed), "dev-shm-missing")
-        assert [f.obj.kind for f in found] == ([] if auto == "true" else ["InferenceService"])
+        assert by_rule(lint_text(own_shm + "---" + unnamed), "dev-shm-missing") == []
 
 
 # A TrainJob through Kueue (Kueue docs, "Run A TrainJob": the queue label on the TrainJob; Kueue's

@@ -9,6 +9,7 @@ from typing import Any
 from gpulint.kube.commandline import container_commands, dataloader_workers, image_name
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.kserve import SELECTED_RUNTIME, installed_runtime
+from gpulint.kube.kserve_runtimes import dev_shm_depends_on_install
 from gpulint.kube.pod_views import ARGO_PARAMETERS, argo_storage_known
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
@@ -69,8 +70,14 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
             yield _small_finding(site, container, reason, *small)
         elif reason:
             affected.append(_Unmounted(path, container, *reason, family.collective_shm))
-    if affected:
+    if affected and not _shm_depends_on_install(obj, site):
         yield _finding(site, affected, _installed_runtime_note(obj, site))
+
+
+def _shm_depends_on_install(obj: KubeObject, site: PodSpecSite) -> bool:
+    """A predictor completed by a built-in runtime whose /dev/shm the way KServe was installed decides: unknown."""
+    runtime = installed_runtime(obj.data) if site.path == ("spec", "predictor") else ""
+    return bool(runtime) and dev_shm_depends_on_install(runtime)
 
 
 def _installed_runtime_note(obj: KubeObject, site: PodSpecSite) -> str:
