@@ -111,3 +111,80 @@ def too_many_values(raw: bytes, limit: int, bytes_per_node: int = BYTES_PER_NODE
         return TooManyNodes(1, 1, limit, min(bytes_per_node, JSON_BYTES_PER_VALUE)) if found > limit else None
     refused = too_many_nodes(raw, limit)
     return None if refused is None else TooManyNodes(refused.line, refused.column, limit, bytes_per_node)
+
+
+# Objects (documents and a List's items) a manifest file may hold. Each costs ~3 KB once linted whatever its
+# values (an object, its findings: a List of 100,000 `{}` took 322 MB and 29 s in `gpulint check`), so the node
+# budget alone let a 6 MB file of `{}` take ~15 GB. Measured: the largest real files hold far fewer
+# (docs/limits.md).
+MAX_OBJECTS = 100_000
+OBJECTS_LIMIT_NAME = "max objects a file"
+
+
+@dataclass(frozen=True)
+class TooManyObjects:
+    line: int  # 1-based, the first object past the bound
+    column: int
+    limit: int
+
+    def message(self) -> str:
+        return f"holds more than {self.limit:,} objects (documents and List items); not read ({OBJECTS_LIMIT_NAME})"
+
+
+def too_many_objects(raw: bytes, limit: int | None = None) -> TooManyObjects | None:
+    """Where ``raw`` holds its first object past ``limit`` (a document, or an item of a top-level ``items``
+    list), or None (within it, or not YAML: the loader says why). A document or an item is at least one node,
+    so a text whose node bound is within ``limit`` is not counted further (a few ``bytes.count`` passes)."""
+    limit = MAX_OBJECTS if limit is None else limit
+    if node_bound(raw) <= limit:
+        return None
+    import yaml
+    from yaml.events import (
+        CollectionEndEvent,
+        CollectionStartEvent,
+        DocumentStartEvent,
+        MappingStartEvent,
+        NodeEvent,
+        ScalarEvent,
+        SequenceStartEvent,
+    )
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    objects = 0
+    open_collections: list[_Open] = []
+    items_depth = -1  # while a document's top-level ``items`` list is open: 2 (its items' parents), else -1
+    try:
+        for event in yaml.parse(raw, Loader=loader):
+            counted = isinstance(event, DocumentStartEvent)
+            if isinstance(event, NodeEvent) and open_collections:
+                parent = open_collections[-1]
+                counted = len(open_collections) == items_depth and isinstance(event, MappingStartEvent)
+                if parent.mapping and parent.held % 2 == 0:  # a key
+                    parent.items_next = isinstance(event, ScalarEvent) and event.value == "items"
+                elif parent.items_next and len(open_collections) == 1 and isinstance(event, SequenceStartEvent):
+                    items_depth = 2
+                parent.held += 1
+            if isinstance(event, CollectionStartEvent):
+                open_collections.append(_Open(isinstance(event, MappingStartEvent)))
+            elif isinstance(event, CollectionEndEvent):
+                open_collections.pop()
+                if len(open_collections) < items_depth:
+                    items_depth = -1
+            if counted:
+                objects += 1
+                if objects > limit:
+                    mark = event.start_mark
+                    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+                    return TooManyObjects(line, column, limit)
+    except yaml.YAMLError:
+        return None
+    return None
+
+
+@dataclass
+class _Open:
+    """A collection open in the event stream: a mapping's even nodes are its keys."""
+
+    mapping: bool
+    held: int = 0
+    items_next: bool = False  # its last key was ``items``
