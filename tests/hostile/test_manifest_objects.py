@@ -17,7 +17,7 @@ import pytest
 from conftest import run_cli
 
 from gpulint.lint.inputs import yaml_budget
-from gpulint.lint.inputs.yaml_budget import MAX_OBJECTS, too_many_objects
+from gpulint.lint.inputs.yaml_budget import MAX_OBJECTS, over_budget
 
 MIB = 1024 * 1024
 OVER = MAX_OBJECTS + 50_000
@@ -156,10 +156,10 @@ def test_what_is_not_an_object_is_not_counted():
     """The traps: lists that are no List's items (nested, in a ConfigMap's data, a pod's containers) and
     punctuation in strings are read, however many."""
     nested = "apiVersion: v1\nkind: List\nitems:\n- kind: ConfigMap\n  data:\n    items: [" + "{}," * 500 + "{}]\n"
-    assert too_many_objects(nested.encode(), 10) is None
+    assert over_budget(nested.encode(), object_limit=10) is None
     containers = POD.replace("[{name: c, image: i}]", "[" + "{name: c, image: i}," * 500 + "{name: d, image: i}]")
-    assert too_many_objects(containers.encode(), 10) is None
+    assert over_budget(containers.encode(), object_limit=10) is None
     script = "apiVersion: v1\nkind: ConfigMap\ndata:\n  run.sh: |\n" + "    - {a: 1}, ---, {b: 2}\n" * 500
-    assert too_many_objects(script.encode(), 10) is None
+    assert over_budget(script.encode(), object_limit=10) is None
     # a top-level sequence of scalars is one document, no objects
-    assert too_many_objects(("- 1\n" * 500).encode(), 10) is None
+    assert over_budget(("- 1\n" * 500).encode(), object_limit=10) is None

@@ -35,7 +35,7 @@ from gpulint.lint.inputs.linted_set import LintedObject, outline_object, secret_
 from gpulint.lint.inputs.loader import collector_paused, load_bytes
 from gpulint.lint.inputs.objects import parse_file
 from gpulint.lint.inputs.sources import DEFAULT_MAX_FILE_BYTES, SkippedEntry, Source, SourceError, read_file
-from gpulint.lint.inputs.yaml_budget import too_many_nodes, too_many_objects
+from gpulint.lint.inputs.yaml_budget import over_budget
 
 CACHE_DIR = ".gpulint_cache"
 CACHE_FILE = "repo-index-v1.json"
@@ -201,7 +201,7 @@ def _index_file(path: str, keep: Keep, outline: Outline, limit: int) -> tuple[li
         read = read_file(path, display=path, limit=limit, walked=True, follow=True)
     except (SourceError, SkippedEntry, OSError):
         return [], []  # too large, unreadable, not a regular file: nothing to resolve against
-    over = too_many_nodes(read.content) or too_many_objects(read.content)
+    over = over_budget(read.content)
     if over is not None:
         raise _OverBudget(f"{over.line}:{over.column}: {over.message()}")
     with collector_paused():

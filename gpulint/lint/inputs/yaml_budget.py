@@ -131,15 +131,20 @@ class TooManyObjects:
         return f"holds more than {self.limit:,} objects (documents and List items); not read ({OBJECTS_LIMIT_NAME})"
 
 
-def too_many_objects(raw: bytes, limit: int | None = None) -> TooManyObjects | None:
-    """Where ``raw`` holds its first object past ``limit`` (a document, or an item of a top-level ``items``
-    list), or None (within it, or not YAML: the loader says why). A document or an item is at least one node,
-    so a text whose node bound is within ``limit`` is not counted further (a few ``bytes.count`` passes)."""
-    limit = MAX_OBJECTS if limit is None else limit
-    if node_bound(raw) <= limit:
+def over_budget(
+    raw: bytes, node_limit: int | None = None, object_limit: int | None = None
+) -> TooManyNodes | TooManyObjects | None:
+    """Where ``raw`` first passes ``node_limit`` nodes (MAX_YAML_NODES) or ``object_limit`` objects (MAX_OBJECTS:
+    documents and the items of a document's top-level ``items`` list), or None (within both, or not YAML: the
+    loader says why). Both are counted in one pass over libyaml's events, and only when the cheap bound is over
+    one of them (a document or an item is at least one node)."""
+    node_limit = MAX_YAML_NODES if node_limit is None else node_limit
+    object_limit = MAX_OBJECTS if object_limit is None else object_limit
+    if node_bound(raw) <= min(node_limit, object_limit):
         return None
     import yaml
     from yaml.events import (
+        AliasEvent,
         CollectionEndEvent,
         CollectionStartEvent,
         DocumentStartEvent,
@@ -150,12 +155,17 @@ def too_many_objects(raw: bytes, limit: int | None = None) -> TooManyObjects | N
     )
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    objects = 0
+    nodes = objects = 0
     open_collections: list[_Open] = []
     items_depth = -1  # while a document's top-level ``items`` list is open: 2 (its items' parents), else -1
     try:
         for event in yaml.parse(raw, Loader=loader):
             counted = isinstance(event, DocumentStartEvent)
+            if isinstance(event, (ScalarEvent, CollectionStartEvent, AliasEvent)):
+                nodes += 1
+                if nodes > node_limit:
+                    line, column = _position(event)
+                    return TooManyNodes(line, column, node_limit)
             if isinstance(event, NodeEvent) and open_collections:
                 parent = open_collections[-1]
                 counted = len(open_collections) == items_depth and isinstance(event, MappingStartEvent)
@@ -172,13 +182,17 @@ def too_many_objects(raw: bytes, limit: int | None = None) -> TooManyObjects | N
                     items_depth = -1
             if counted:
                 objects += 1
-                if objects > limit:
-                    mark = event.start_mark
-                    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-                    return TooManyObjects(line, column, limit)
+                if objects > object_limit:
+                    line, column = _position(event)
+                    return TooManyObjects(line, column, object_limit)
     except yaml.YAMLError:
         return None
     return None
+
+
+def _position(event: object) -> tuple[int, int]:
+    mark = getattr(event, "start_mark", None)
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
 
 
 @dataclass
