@@ -113,11 +113,10 @@ def too_many_values(raw: bytes, limit: int, bytes_per_node: int = BYTES_PER_NODE
     return None if refused is None else TooManyNodes(refused.line, refused.column, limit, bytes_per_node)
 
 
-# Objects (documents and a List's items) a manifest file may hold. Each costs ~3 KB once linted whatever its
-# values (an object, its findings: a List of 100,000 `{}` took 322 MB and 29 s in `gpulint check`), so the node
-# budget alone let a 6 MB file of `{}` take ~15 GB. Measured: the largest real files hold far fewer
-# (docs/limits.md).
-MAX_OBJECTS = 100_000
+# Objects (documents and a List's items) a manifest file may hold. Each costs ~3.3 KB linted whatever its values
+# (an object, a finding: a List of 100,000 `{}` took 322 MB), more with more findings, so the node budget alone let
+# a 6 MB file of `{}` take ~15 GB. The largest real files hold ~120 (docs/limits.md).
+MAX_OBJECTS = 20_000
 OBJECTS_LIMIT_NAME = "max objects a file"
 
 
