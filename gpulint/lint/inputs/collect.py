@@ -23,7 +23,7 @@ from gpulint.lint.inputs.sources import (
     read_file,
     read_stdin,
 )
-from gpulint.lint.inputs.yaml_budget import too_many_nodes
+from gpulint.lint.inputs.yaml_budget import over_budget
 
 
 def collect_all(
@@ -88,13 +88,22 @@ def collect_all(
             content = within_node_budget(display, read.content, options)
             parsed = renderer.parses.taken(candidate.path) if fs_path is not None else None
             sources.append(Source(display, fs_path, content, values=renderer.values_file(display), parsed=parsed))
+    for source in sources:  # a chart's or an overlay's output, as a file is
+        if source.rendered is not None and options.node_budget:
+            within_budget(source.display, source.rendered.output)
     return collection
 
 
 def within_node_budget(display: str, content: bytes, options: CollectOptions) -> bytes:
     """``content``, unless parsing it would take more memory than the budget: a usage error (exit 2), as a file
     over the size limit is."""
-    found = too_many_nodes(content) if options.node_budget else None
+    return within_budget(display, content) if options.node_budget else content
+
+
+def within_budget(display: str, content: bytes) -> bytes:
+    """``content``, unless it holds more nodes (MAX_YAML_NODES) or objects (MAX_OBJECTS) than a run can lint in
+    bounded memory: a usage error (exit 2) at the first node or object past the bound."""
+    found = over_budget(content)
     if found is not None:
         raise SourceError(f"{display}:{found.line}:{found.column}: {found.message()}")
     return content

@@ -35,6 +35,7 @@ from gpulint.lint.inputs.linted_set import LintedObject, outline_object, secret_
 from gpulint.lint.inputs.loader import collector_paused, load_bytes
 from gpulint.lint.inputs.objects import parse_file
 from gpulint.lint.inputs.sources import DEFAULT_MAX_FILE_BYTES, SkippedEntry, Source, SourceError, read_file
+from gpulint.lint.inputs.yaml_budget import over_budget
 
 CACHE_DIR = ".gpulint_cache"
 CACHE_FILE = "repo-index-v1.json"
@@ -146,7 +147,12 @@ def build_context(
         if entry is not None and tuple(entry["stat"]) == signature:
             outlines = _outlines(entry["outlines"]) if pods else []
         if entry is None or outlines is None:  # not cached, changed, or its outlines not as written
-            objects, outlines = _index_file(path, keep, outline, limit)
+            try:
+                objects, outlines = _index_file(path, keep, outline, limit)
+            except _OverBudget as over:  # not cached: said again on every run, as the catalog stays incomplete
+                context.complete = False
+                context.notes.append(f"repository index: {path}:{over}; skipped, a missing object is not reported")
+                continue
             entry = {"stat": list(signature), "objects": objects, "outlines": _outlines_text(outlines)}
             context.parsed += 1
         fresh[key] = entry
@@ -185,12 +191,19 @@ def shown_root(root: str) -> str:
     return relative if not relative.startswith("..") else root
 
 
+class _OverBudget(Exception):
+    """A file the index does not parse: more nodes or objects than a run parses in bounded memory."""
+
+
 def _index_file(path: str, keep: Keep, outline: Outline, limit: int) -> tuple[list[Any], list[Any]]:
     """The objects of the file ``keep`` selects, and the outlines of the pod templates of the others."""
     try:
         read = read_file(path, display=path, limit=limit, walked=True, follow=True)
     except (SourceError, SkippedEntry, OSError):
         return [], []  # too large, unreadable, not a regular file: nothing to resolve against
+    over = over_budget(read.content)
+    if over is not None:
+        raise _OverBudget(f"{over.line}:{over.column}: {over.message()}")
     with collector_paused():
         parsed = parse_file(load_bytes(path, read.content))
     out: list[Any] = []

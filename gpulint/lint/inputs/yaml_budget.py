@@ -111,3 +111,93 @@ def too_many_values(raw: bytes, limit: int, bytes_per_node: int = BYTES_PER_NODE
         return TooManyNodes(1, 1, limit, min(bytes_per_node, JSON_BYTES_PER_VALUE)) if found > limit else None
     refused = too_many_nodes(raw, limit)
     return None if refused is None else TooManyNodes(refused.line, refused.column, limit, bytes_per_node)
+
+
+# Objects (documents and a List's items) a manifest file may hold. Each costs ~3.3 KB linted whatever its values
+# (an object, a finding: a List of 100,000 `{}` took 322 MB), more with more findings, so the node budget alone let
+# a 6 MB file of `{}` take ~15 GB. The largest real files hold ~120 (docs/limits.md).
+MAX_OBJECTS = 20_000
+OBJECTS_LIMIT_NAME = "max objects a file"
+
+
+@dataclass(frozen=True)
+class TooManyObjects:
+    line: int  # 1-based, the first object past the bound
+    column: int
+    limit: int
+
+    def message(self) -> str:
+        return f"holds more than {self.limit:,} objects (documents and List items); not read ({OBJECTS_LIMIT_NAME})"
+
+
+def over_budget(
+    raw: bytes, node_limit: int | None = None, object_limit: int | None = None
+) -> TooManyNodes | TooManyObjects | None:
+    """Where ``raw`` first passes ``node_limit`` nodes (MAX_YAML_NODES) or ``object_limit`` objects (MAX_OBJECTS:
+    documents and the items of a document's top-level ``items`` list), or None (within both, or not YAML: the
+    loader says why). Both are counted in one pass over libyaml's events, and only when the cheap bound is over
+    one of them (a document or an item is at least one node)."""
+    node_limit = MAX_YAML_NODES if node_limit is None else node_limit
+    object_limit = MAX_OBJECTS if object_limit is None else object_limit
+    if node_bound(raw) <= min(node_limit, object_limit):
+        return None
+    import yaml
+    from yaml.events import (
+        AliasEvent,
+        CollectionEndEvent,
+        CollectionStartEvent,
+        DocumentStartEvent,
+        MappingStartEvent,
+        NodeEvent,
+        ScalarEvent,
+        SequenceStartEvent,
+    )
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    nodes = objects = 0
+    open_collections: list[_Open] = []
+    items_depth = -1  # while a document's top-level ``items`` list is open: 2 (its items' parents), else -1
+    try:
+        for event in yaml.parse(raw, Loader=loader):
+            counted = isinstance(event, DocumentStartEvent)
+            if isinstance(event, (ScalarEvent, CollectionStartEvent, AliasEvent)):
+                nodes += 1
+                if nodes > node_limit:
+                    line, column = _position(event)
+                    return TooManyNodes(line, column, node_limit)
+            if isinstance(event, NodeEvent) and open_collections:
+                parent = open_collections[-1]
+                counted = len(open_collections) == items_depth and isinstance(event, MappingStartEvent)
+                if parent.mapping and parent.held % 2 == 0:  # a key
+                    parent.items_next = isinstance(event, ScalarEvent) and event.value == "items"
+                elif parent.items_next and len(open_collections) == 1 and isinstance(event, SequenceStartEvent):
+                    items_depth = 2
+                parent.held += 1
+            if isinstance(event, CollectionStartEvent):
+                open_collections.append(_Open(isinstance(event, MappingStartEvent)))
+            elif isinstance(event, CollectionEndEvent):
+                open_collections.pop()
+                if len(open_collections) < items_depth:
+                    items_depth = -1
+            if counted:
+                objects += 1
+                if objects > object_limit:
+                    line, column = _position(event)
+                    return TooManyObjects(line, column, object_limit)
+    except yaml.YAMLError:
+        return None
+    return None
+
+
+def _position(event: object) -> tuple[int, int]:
+    mark = getattr(event, "start_mark", None)
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+
+
+@dataclass
+class _Open:
+    """A collection open in the event stream: a mapping's even nodes are its keys."""
+
+    mapping: bool
+    held: int = 0
+    items_next: bool = False  # its last key was ``items``
