@@ -38,7 +38,7 @@ from gpulint.lint.inputs.objects import KubeObject, ParsedFile, is_list, is_obje
 from gpulint.lint.inputs.run_setup import RunSetup
 from gpulint.lint.inputs.setup_walk import mentions
 from gpulint.lint.inputs.sources import Source
-from gpulint.lint.inputs.terraform_clusters import ClusterRoots
+from gpulint.lint.inputs.terraform_clusters import NO_ROOTS, ClusterRoots
 from gpulint.lint.output.suppress import ALL, path_ignores
 from gpulint.lint.paths import path_matches
 from gpulint.lint.registry import Rule, import_checks
@@ -329,10 +329,11 @@ class LintRun:
     def engine(self) -> Engine:
         return self.engines[0]
 
-    @property
+    @cached_property
     def cluster_roots(self) -> ClusterRoots:
-        """The folders whose own Terraform (or eksctl) creates a cluster: each is its own cluster's scope."""
-        return self.setup.cluster_roots
+        """The folders whose own Terraform (or eksctl) creates a cluster: each is its own cluster's scope. Read
+        only when the linted files (or the repository index's) describe a cluster's pools, queues or quotas."""
+        return self.setup.cluster_roots if self.linted.has_any(CLUSTER_KINDS) else NO_ROOTS
 
     def engine_for(self, path: str) -> Engine:
         return self.engines[run_scope(path, self)]

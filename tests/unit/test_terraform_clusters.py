@@ -79,7 +79,8 @@ GPU_POD = """
     """
 
 
-def test_pools_of_another_pattern_do_not_judge_a_pattern_with_its_own_cluster(repo):
+@pytest.mark.parametrize("named", [".", "patterns/multi-node-vllm/pod.yaml"])  # as CI and as pre-commit run it
+def test_pools_of_another_pattern_do_not_judge_a_pattern_with_its_own_cluster(repo, named):
     write_tree(
         repo,
         {
@@ -89,16 +90,17 @@ def test_pools_of_another_pattern_do_not_judge_a_pattern_with_its_own_cluster(re
             "patterns/karpenter/karpenter.yaml": CPU_POOL % "default",
         },
     )
-    result = run_cli("check", ".", "--format", "json")
+    result = run_cli("check", named, "--format", "json")
     assert found(result) == [], result.stdout
 
 
-def test_without_terraform_the_repositorys_pools_are_still_assumed_the_cluster(repo):
+@pytest.mark.parametrize("named", [".", "patterns/multi-node-vllm/pod.yaml"])
+def test_without_terraform_the_repositorys_pools_are_still_assumed_the_cluster(repo, named):
     write_tree(
         repo,
         {"patterns/multi-node-vllm/pod.yaml": GPU_POD, "patterns/karpenter/karpenter.yaml": CPU_POOL % "default"},
     )
-    result = run_cli("check", ".", "--format", "json")
+    result = run_cli("check", named, "--format", "json")
     assert found(result) == [("patterns/multi-node-vllm/pod.yaml", "warning")] * 2, result.stdout
 
 

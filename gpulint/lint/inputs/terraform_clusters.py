@@ -15,8 +15,8 @@ itself (POOL_WORDS: EKS managed and self-managed node groups, Auto Mode's built-
 eksctl's nodeGroups): then what its linted pools lack is unknown, never absent.
 
 Walked as setup_walk walks (file_walk.Walk: .gitignore and ``exclude`` honoured, at most setup_walk.MAX_FILES
-files, the first MAX_BYTES of each, no link followed), over the work trees of the sources that describe a cluster
-(a node pool, a queue, a quota), once per run.
+files, the first MAX_BYTES of each, no link followed), over the work trees of the sources, once per run and only
+when the run holds a cluster's node pool, queue or quota.
 """
 
 from __future__ import annotations
@@ -28,24 +28,13 @@ from dataclasses import dataclass
 
 from gpulint.lint.inputs import hcl
 from gpulint.lint.inputs.file_walk import Selection
-from gpulint.lint.inputs.setup_walk import known_contents, roots_mentioning, setup_files
+from gpulint.lint.inputs.setup_walk import known_contents, root_of, setup_files
 from gpulint.lint.inputs.sources import Source
 from gpulint.lint.paths import is_within
 
 CLUSTER_FILES = Selection(
     suffixes=(".tf", ".yaml", ".yml"),
     skipped=frozenset({"node_modules", "vendor", "third_party", "templates", ".terraform"}),
-)
-# Text without which a source describes no cluster's pools, queues or quotas (world/kinds.py CLUSTER_KINDS).
-CLUSTER_WORDS = (
-    b"NodePool",
-    b"MachineDeployment",
-    b"MachinePool",
-    b"MachineSet",
-    b"ClusterQueue",
-    b"ResourceFlavor",
-    b"ResourceQuota",
-    b"ComputeClass",
 )
 CLUSTER_RESOURCES = frozenset({"aws_eks_cluster", "google_container_cluster", "azurerm_kubernetes_cluster"})
 CLUSTER_MODULES = (
@@ -124,8 +113,9 @@ NO_ROOTS = ClusterRoots()
 
 
 def cluster_roots(sources: Sequence[Source], exclude: Sequence[str] = ()) -> ClusterRoots:
-    """The cluster roots of the work trees of the ``sources`` that may describe a cluster's pools or queues."""
-    trees = roots_mentioning(sources, CLUSTER_WORDS)
+    """The cluster roots of the work trees of the ``sources`` (read when the run holds a pool, a queue or a quota:
+    a file linted alone, as pre-commit runs it, is judged by the pools the repository index reads)."""
+    trees = list(dict.fromkeys(tree for source in sources if (tree := root_of(source)) is not None))
     if not trees:
         return NO_ROOTS
     known = known_contents(sources)
