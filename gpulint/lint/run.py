@@ -38,6 +38,7 @@ from gpulint.lint.inputs.objects import KubeObject, ParsedFile, is_list, is_obje
 from gpulint.lint.inputs.run_setup import RunSetup
 from gpulint.lint.inputs.setup_walk import mentions
 from gpulint.lint.inputs.sources import Source
+from gpulint.lint.inputs.terraform_clusters import NO_ROOTS, ClusterRoots
 from gpulint.lint.output.suppress import ALL, path_ignores
 from gpulint.lint.paths import path_matches
 from gpulint.lint.registry import Rule, import_checks
@@ -197,9 +198,20 @@ def scope_index(path: str, scopes: Sequence[ClusterScope], root: str) -> int:
     return 0
 
 
+def run_scope(path: str, run: LintRun) -> int:
+    """The engine of the file ``path``: 0, in no cluster; then the clusters of ``clusters:`` (the first that
+    has it); then the folders whose own Terraform creates a cluster (the deepest that holds it)."""
+    scopes = [scope for scope, _ in run.scoped]
+    index = scope_index(path, scopes, run.config.root)
+    if index or not run.cluster_roots.roots:
+        return index
+    root = run.cluster_roots.of(path)
+    return len(scopes) + root if root else 0
+
+
 def scoped_engines(run: LintRun, linted: LintedSet) -> list[Engine]:
     """The engines of a run: one for the files in no mapped cluster (against the run's inventory), then one
-    per cluster of ``clusters:`` (against its own)."""
+    per cluster of ``clusters:`` (against its own), then one per folder whose Terraform creates a cluster."""
     return [Engine(run.config, resolver, run.rules, run.routes) for resolver in scoped_resolvers(run, linted)]
 
 
@@ -207,20 +219,29 @@ def scoped_resolvers(run: LintRun, linted: LintedSet) -> list[Resolver]:
     """The resolvers of scoped_engines. Each sees the linted objects of its cluster's files and of the files in
     no cluster: a NodePool, queue or quota of clusters/dev is not clusters/prod's."""
     declared = declared_of(run.config)
-    if not run.scoped:
+    roots = run.cluster_roots.roots
+    if not run.scoped and not roots:
         return [Resolver(linted, run.cluster, run.config.gates, declared, setup=run.setup)]
     # a mapped cluster without an inventory of its own: the run's, if any, and what its files describe
     inventories = [run.cluster, *(run.cluster if inventory is None else inventory for _, inventory in run.scoped)]
-    scopes = [scope for scope, _ in run.scoped]
+    # a folder whose Terraform creates a cluster: the run's inventory, if any, and what its own files describe;
+    # still an assumption (not mapped), and not every pool when the Terraform creates node groups too
+    gaps = [""] * len(inventories) + [root.gap for root in roots]
+    inventories += [run.cluster] * len(roots)
     where: dict[str, int] = {}
     for obj in itertools.chain(linted, linted.outlines):
         if obj.file not in where:
-            where[obj.file] = scope_index(obj.file, scopes, run.config.root)
+            where[obj.file] = run_scope(obj.file, run)
     resolvers = []
     for index, inventory in enumerate(inventories):
         seen = (obj for obj in itertools.chain(linted, linted.outlines) if _sees(index, where[obj.file], obj))
         kept = LintedSet(seen, linted.complete, pods_whole=linted.pods_whole)
-        resolvers.append(Resolver(kept, inventory, run.config.gates, declared, mapped=index > 0, setup=run.setup))
+        mapped = 0 < index <= len(run.scoped)
+        resolvers.append(
+            Resolver(
+                kept, inventory, run.config.gates, declared, mapped=mapped, setup=run.setup, pools_elsewhere=gaps[index]
+            )
+        )
     return resolvers
 
 
@@ -308,8 +329,14 @@ class LintRun:
     def engine(self) -> Engine:
         return self.engines[0]
 
+    @cached_property
+    def cluster_roots(self) -> ClusterRoots:
+        """The folders whose own Terraform (or eksctl) creates a cluster: each is its own cluster's scope. Read
+        only when the linted files (or the repository index's) describe a cluster's pools, queues or quotas."""
+        return self.setup.cluster_roots if self.linted.has_any(CLUSTER_KINDS) else NO_ROOTS
+
     def engine_for(self, path: str) -> Engine:
-        return self.engines[scope_index(path, [scope for scope, _ in self.scoped], self.config.root)]
+        return self.engines[run_scope(path, self)]
 
     def resolver_for(self, path: str) -> Resolver:
         return self.engine_for(path).context.resolver
@@ -513,12 +540,9 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, everything: bool, 
         whole = (everything or outline) and run.pods_whole
         linted = LintedSet(itertools.chain(own, run.context), run.references_complete, pods_whole=whole)
         engines = scoped_engines(run, linted)
-        scopes = [scope for scope, _ in run.scoped]
         batch: list[FileReport] = []
         for p in parsed if streamed is None else itertools.starmap(streamed.parsed, enumerate(sources)):
-            batch.append(
-                engines[scope_index(p.path, scopes, run.config.root)].check_file(p, path_ignores_apply=run.complete)
-            )
+            batch.append(engines[run_scope(p.path, run)].check_file(p, path_ignores_apply=run.complete))
             if len(batch) == REPORTS_A_MESSAGE:
                 _send(conn, (batch, None))
                 batch = []

@@ -274,6 +274,8 @@ def resource_names_unproven(inventory: Resolver, file: str) -> str:
     or DRA may serve it through a DeviceClass's extendedResourceName and the DeviceClasses are not all known."""
     if not inventory.extended_resources_proven:
         return _cannot_tell(inventory)
+    if inventory.pools_elsewhere:
+        return f"{inventory.pools_elsewhere}, so it cannot tell"
     if inventory.gates.enabled("DRAExtendedResource") and not inventory.catalog_complete("DeviceClass", file):
         return (
             "the inventory does not list the cluster's DeviceClasses, and with DRAExtendedResource on a DeviceClass "

@@ -94,6 +94,7 @@ class Resolver:
         declared: Declared = NOTHING_DECLARED,
         mapped: bool = False,
         setup: RunSetup | None = None,
+        pools_elsewhere: str = "",
     ) -> None:
         self.linted = linted
         self.inventory = cluster  # None: no --inventory was given
@@ -101,6 +102,8 @@ class Resolver:
         self.gates = gates  # the target cluster's feature gates
         self.declared = declared  # the kinds the configuration declares complete (`complete:`)
         self.mapped = mapped  # the files of one cluster of `clusters:`: what they describe is that cluster
+        # why the cluster has node groups no linted file describes (its Terraform creates them); "": none known
+        self.pools_elsewhere = pools_elsewhere
         self._setup = setup  # the linted files' repositories' own setup files, each reader walked if read
         self._run_facts: dict[str, Any] = {}  # key -> what run_fact() worked out of the linted set and cluster
 
@@ -217,13 +220,15 @@ class Resolver:
     def pools_whole(self) -> bool:
         """The pools read are every node group that may add nodes: every pool API listed, no node group of the
         autoscaler's status that may grow left undescribed, and no GKE Autopilot creating pools for its pods."""
-        return not (self.pools_unlisted or self.unseen_node_groups or self.autopilot)
+        return not (self.pools_unlisted or self.pools_elsewhere or self.unseen_node_groups or self.autopilot)
 
     @property
     def pools_gap(self) -> str:
         """Why the pools read may not be every node group ("" when they are), for a finding's note."""
         if self.pools_unlisted:
             return f"the cluster's {', '.join(kind + 's' for kind in self.pools_unlisted)} could not be listed"
+        if self.pools_elsewhere:
+            return self.pools_elsewhere
         if self.autopilot:
             from gpulint.kube.pools.gke import AUTOPILOT_GAP
 

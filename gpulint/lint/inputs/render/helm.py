@@ -236,6 +236,7 @@ def render_chart(
             set_values=(*release.set_values, *settings.set_values),
             set_strings=release.set_strings,
             label=release.label,
+            unknown=release.unknown,
         )
     within = boundary(directory, named)
     place = ChartPlace(chart_name(directory), os.path.abspath(directory), display, within, options.exclude)
@@ -403,6 +404,9 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
             "--values/--set"
         )
         return RenderProblem(unset.display, unset.line, unset.column, message, Severity.WARNING)
+    not_known = _not_known(stderr, place, settings)
+    if not_known is not None:
+        return not_known
     yaml_error = _YAML_ERROR.search(stderr)
     if yaml_error:
         found = place.file(yaml_error.group("file"))
@@ -486,6 +490,46 @@ def _empty(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {}
 
 
+def _not_known(stderr: str, place: ChartPlace, settings: ChartSettings) -> RenderProblem | None:
+    """A failure of a template that reads a value the release gives but gpulint does not know (an expression only
+    its tool computes, render/releases): not checked, a warning at the template, whatever helm said."""
+    if not settings.unknown:
+        return None
+    failed = _YAML_ERROR.search(stderr) or _ERROR_PLACE.search(stderr)
+    found = place.file(failed.group("file")) if failed else None
+    if failed is None or found is None:
+        return None
+    try:
+        with open(found[0], encoding="utf-8", errors="replace") as template:
+            read = {m.group(1).lstrip(".") for m in _VALUES_READ.finditer(template.read(MAX_TEMPLATE_BYTES))}
+    except OSError:
+        return None
+    given = next(
+        (
+            u
+            for u in settings.unknown
+            if any(not u or r == u or f"{r}.".startswith(f"{u}.") or f"{u}.".startswith(f"{r}.") for r in read)
+        ),
+        None,
+    )
+    if given is None:
+        return None
+    what = f".Values.{given}" if given else "values"
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    text = " ".join(line for line in lines if not line.startswith("Use --debug")).removeprefix("Error: ")
+    line = int(failed.group("line")) if failed.re is _ERROR_PLACE else 1
+    return RenderProblem(
+        found[1],
+        line,
+        1,
+        f"helm template failed: {text}; rendered as {settings.label}, which gives {what} with an expression gpulint "
+        "does not evaluate, so the chart was not checked as it installs - give its values under render.charts in "
+        ".gpulint.yaml, or --values/--set",
+        Severity.WARNING,
+    )
+
+
+MAX_TEMPLATE_BYTES = 512 * 1024
 # `.Values.a.b` as a template reads it (also `$.Values`, `$root.Values`); `index .Values "a-b"` is not read
 _VALUES_READ = re.compile(r"\.Values((?:\.[A-Za-z_]\w*)+)")
 _ACTION = re.compile(r"\{\{.*?(?:\}\}|$)")

@@ -26,6 +26,7 @@ class ChartSettings:
     layers: tuple[str | dict[str, Any], ...] = ()
     set_strings: tuple[str, ...] = ()
     label: str = ""
+    unknown: tuple[str, ...] = ()  # values the release gives that gpulint does not know ("": any)
 
     @property
     def given(self) -> bool:

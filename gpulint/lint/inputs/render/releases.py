@@ -16,7 +16,14 @@ installs it. One table, SOURCES, says for each such tool where the chart's path 
   (helm-controller internal/chartutil/values.go ChartValuesFromReferences, ReplacePathValue); release name `releaseName`, else
   `[targetNamespace-]name`;
 - kustomize `helmCharts`: the chart at `chartHome/name`, `valuesInline` joined with `valuesFile` as `valuesMerge`
-  says, then `additionalValuesFiles` (v5.8.1 api/types/helmchartargs.go, HelmChartInflationGenerator.go).
+  says, then `additionalValuesFiles` (v5.8.1 api/types/helmchartargs.go, HelmChartInflationGenerator.go);
+- Terraform `helm_release` (hashicorp/terraform-provider-helm v2.17.0 and v3.0.2 helm/resource_helm_release.go
+  getValues): `chart` a local path (relative to the `.tf`'s folder, the root module's) and no `repository`,
+  `values` in order (`file(...)`, `templatefile(...)`, `yamlencode({...})`, heredocs), then `set` (v2 blocks, v3 a
+  list of objects; `type = "string"`: --set-string), `set_list` (`name={a,b}`) and `set_string`. The HCL is read,
+  never evaluated (inputs/hcl.py): a value written with an expression only Terraform computes (`${module.eks...}`,
+  `local.azs`) is given but not known, so it is left out, and a chart that then fails is "not checked" as that
+  release (never rendered with a value gpulint made up).
 
 Whether a repository URL names this repository is not knowable from its files: a path that exists in it is taken
 as its own. An entry with a template (`{{`, `${`, Argo's `$values/` reference), a values file missing, or a
@@ -40,6 +47,7 @@ from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.workloads import api_group
+from gpulint.lint.inputs import hcl
 from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
 from gpulint.lint.inputs.loader import LocatedDocument, load_bytes
 from gpulint.lint.inputs.parsed_once import Parses
@@ -52,8 +60,9 @@ MAX_ENTRIES = 100_000  # names listed, of any kind: what bounds the walk's time
 MAX_BYTES = 512 * 1024
 MAX_RELEASES = 8
 _YAML = (".yaml", ".yml", ".gotmpl")
+_TERRAFORM = ".tf"
 _RELEASE_FILES = Selection(
-    suffixes=_YAML,
+    suffixes=(*_YAML, _TERRAFORM),
     names=frozenset({"Kustomization"}),
     skipped=frozenset({"node_modules", "vendor", "templates", "__pycache__"}),
 )
@@ -74,6 +83,7 @@ class Release:
     set_values: tuple[str, ...] = ()  # --set
     set_strings: tuple[str, ...] = ()  # --set-string
     origin: str = ""  # where it is given: "deploy/helmfile.yaml:12", relative to the repository
+    unknown: tuple[str, ...] = ()  # values it gives that gpulint does not know ("nodepool.zone"), left out
 
     @property
     def label(self) -> str:
@@ -85,6 +95,7 @@ class _File:
     path: str  # absolute
     documents: list[LocatedDocument]
     readers: tuple[Callable[[_Scan, _File], Iterator[Release]], ...] = ()
+    raw: bytes = b""  # a file that is not YAML (Terraform): its text
 
 
 @dataclass
@@ -438,6 +449,137 @@ def _kustomize_layers(root: str, base: str, chart: str, entry: dict[str, Any]) -
     return [*(joined if inline else files), *(p for p in paths[len(own) :] if p)]
 
 
+# A hole Terraform fills in, while a heredoc or template file is read as YAML: a value that holds one is not known.
+_HOLE = "gpulint-terraform-computes-this"
+
+
+def _terraform(scan: _Scan, found: _File) -> Iterator[Release]:
+    try:
+        blocks = hcl.parse(found.raw.decode("utf-8", "replace"))
+    except hcl.HclError:
+        return  # not HCL this reader follows: its releases are not known
+    base = os.path.dirname(found.path)
+    for block in blocks:
+        if block.type != "resource" or block.labels[:1] != ("helm_release",):
+            continue
+        given = block.attributes
+        if given.get("repository") not in (None, ""):
+            continue  # a chart of a chart repository, not of this one
+        chart = given.get("chart")
+        if isinstance(chart, hcl.Template) or (chart := _chart_dir(scan.root, base, chart)) is None:
+            continue
+        layers: list[Layer] = []
+        unknown: list[str] = []
+        values = given.get("values")
+        for item in values if isinstance(values, list) else []:
+            layer = _terraform_values(scan.root, base, item, unknown)
+            if layer:
+                layers.append(layer)
+        if values is not None and not isinstance(values, list):
+            unknown.append("")  # values of an expression: any of them
+        sets, strings = _terraform_sets(block, unknown)
+        name, namespace = given.get("name"), given.get("namespace")
+        yield Release(
+            chart,
+            name if isinstance(name, str) else "",
+            namespace if isinstance(namespace, str) else "",
+            tuple(layers),
+            tuple(sets),
+            tuple(strings),
+            origin=f"{os.path.relpath(found.path, scan.root)}:{block.line}",
+            unknown=tuple(dict.fromkeys(unknown)),
+        )
+
+
+def _terraform_values(root: str, base: str, item: Any, unknown: list[str]) -> dict[str, Any] | None:
+    """One entry of a helm_release's ``values``, the values it gives that are not known left out and named in
+    ``unknown`` ("": which ones is not known either; None: nothing of it known)."""
+    if isinstance(item, hcl.Call) and item.name in ("yamlencode", "jsonencode") and len(item.args) == 1:
+        known = _known(item.args[0], "", unknown) if isinstance(item.args[0], dict) else None
+        if not isinstance(known, dict):
+            unknown.append("")
+        return known if isinstance(known, dict) else None
+    if isinstance(item, hcl.Call) and item.name in ("file", "templatefile") and item.args:
+        path = _values_file(root, base, item.args[0]) if isinstance(item.args[0], str) else None
+        raw = read_head(path, MAX_BYTES).decode("utf-8", "replace") if path else ""
+        if item.name == "templatefile":  # its `${...}` and `%{...}` are filled in by Terraform
+            try:
+                item = hcl.template_parts(raw)
+            except hcl.HclError:
+                unknown.append("")
+                return None
+        else:
+            item = raw
+    if isinstance(item, hcl.Template) and not item.directive:
+        item = "".join(_HOLE if part is None else part for part in item.parts)
+    if isinstance(item, str) and not item.strip():
+        return None
+    loaded = load_bytes("values", item.encode()[:MAX_BYTES]) if isinstance(item, str) else None
+    documents = [d.data for d in loaded.documents if d.data is not None] if loaded is not None else []
+    if loaded is None or loaded.problems or len(documents) != 1 or not isinstance(documents[0], dict):
+        unknown.append("")
+        return None
+    known = _known(documents[0], "", unknown)
+    return known if isinstance(known, dict) else None
+
+
+def _known(value: Any, path: str, unknown: list[str]) -> Any:
+    """The value at ``path`` with what is not known left out (and its path added to ``unknown``): a map's unknown
+    entries dropped; a list, a string or a key with a hole is unknown as a whole (hcl.UNKNOWN)."""
+    if (
+        value is hcl.UNKNOWN
+        or isinstance(value, (hcl.Template, hcl.Call))
+        or (isinstance(value, str) and _HOLE in value)
+    ):
+        unknown.append(path)
+        return hcl.UNKNOWN
+    if isinstance(value, dict):
+        kept = {}
+        for key, item in value.items():
+            if _HOLE in str(key):
+                unknown.append(path)  # which key is not known: anything under the map
+                continue
+            known = _known(item, f"{path}.{key}".lstrip("."), unknown)
+            if known is not hcl.UNKNOWN and (known or not item):
+                kept[key] = known  # a map left empty by what is not known is not known either
+        return kept if kept or not value else hcl.UNKNOWN
+    if isinstance(value, list):
+        items = [_known(item, path, []) for item in value]
+        if any(item is hcl.UNKNOWN for item in items):
+            unknown.append(path)
+            return hcl.UNKNOWN
+        return items
+    return value
+
+
+def _terraform_sets(block: hcl.Block, unknown: list[str]) -> tuple[list[str], list[str]]:
+    """``set`` (v2 blocks, v3 a list of objects), ``set_list`` and ``set_string`` as --set and --set-string, in
+    the provider's order; an entry whose name or value is not known is left out and named in ``unknown``."""
+    entries: list[tuple[str, Any]] = []
+    for kind in ("set", "set_list", "set_string"):
+        written = block.attributes.get(kind)
+        objects = written if isinstance(written, list) else []
+        objects += [b.attributes for b in block.blocks if b.type == kind]
+        entries += [(kind, mapping(entry)) for entry in objects]
+    sets: list[str] = []
+    strings: list[str] = []
+    for kind, entry in entries:
+        name, value = entry.get("name"), entry.get("value")
+        if kind == "set_list":
+            if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
+                unknown.append(name if isinstance(name, str) else "")
+                continue
+            items = ",".join(str(v).replace(",", chr(92) + ",") for v in value)
+            said = f"{name}={{{items}}}" if isinstance(name, str) and name else None
+        else:
+            said = _set_value(name, value) if not isinstance(value, hcl.Template) else None
+        if said is None:
+            unknown.append(name if isinstance(name, str) else "")
+        else:
+            (strings if kind == "set_string" or entry.get("type") == "string" else sets).append(said)
+    return sets, strings
+
+
 def _origin(scan: _Scan, found: _File, document: LocatedDocument, path: tuple[Any, ...]) -> str:
     return f"{os.path.relpath(found.path, scan.root)}:{_line(document, path)}"
 
@@ -452,6 +594,7 @@ SOURCES: tuple[tuple[str, Callable[[str, bytes, bool], bool], Callable[[_Scan, _
     ("Argo CD Application", lambda name, raw, _: not name.endswith(".gotmpl") and b"argoproj.io" in raw, _argo),
     ("Flux HelmRelease", lambda name, raw, _: not name.endswith(".gotmpl") and b"HelmRelease" in raw, _flux),
     ("kustomize helmCharts", lambda name, raw, _: name in _KUSTOMIZATION and b"helmCharts" in raw, _kustomize),
+    ("Terraform helm_release", lambda name, raw, _: name.endswith(_TERRAFORM) and b"helm_release" in raw, _terraform),
 )
 
 
@@ -487,18 +630,22 @@ def _walk(root: str, exclude: Sequence[str], parses: Parses) -> _Scan:
     try:
         for candidate in walk.files():
             name = os.path.basename(candidate.path)
-            if candidate.follow or not (name.endswith(_YAML) or name == "Kustomization"):
+            if candidate.follow or not (name.endswith((*_YAML, _TERRAFORM)) or name == "Kustomization"):
                 continue  # in-tree links come last: none is followed
             visited += 1
             if visited > MAX_FILES:
                 return scan
             path = os.path.join(root, os.path.relpath(candidate.path, shown))
             in_helmfile_d = os.path.basename(os.path.dirname(path)) == "helmfile.d"
-            scan.candidates.append(path)
             raw = read_head(path, MAX_BYTES + 1)
             if len(raw) > MAX_BYTES:
                 continue
             readers = tuple(read for _what, holds, read in SOURCES if holds(name, raw, in_helmfile_d))
+            if name.endswith(_TERRAFORM):
+                if readers:
+                    scan.sources.append(_File(path, [], readers, raw))
+                continue
+            scan.candidates.append(path)
             if readers:
                 scan.sources.append(_File(path, parses.load(path, raw).documents, readers))
     except SourceError:
