@@ -408,7 +408,8 @@ def _labelled_only(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     nvidia.com/device-plugin.config label no linted object gives a node (NVIDIA/gpu-operator
     controllers/object_controls.go: DEFAULT_CONFIG from devicePlugin.config.default, FALLBACK_STRATEGIES empty;
     NVIDIA/k8s-device-plugin cmd/config-manager/main.go: no label and no default selects the empty
-    configuration, which shares nothing). Without nodes only, as _renamed_requests."""
+    configuration, which shares nothing). Without nodes only, as _renamed_requests; info, since the GPU
+    operator's documented way to give a node its configuration is `kubectl label node`, which no file shows."""
     found = ctx.resolver.linted.fact("device plugin configs without default", _no_default, ctx.resolver.linted)
     if found is None or obj.kind in ("ClusterPolicy", "ConfigMap"):
         return
@@ -429,12 +430,13 @@ def _labelled_only(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     f"{found.config_map} and no default, so every other node runs the plugin with an empty "
                     "configuration and advertises nvidia.com/gpu",
                     on_key=True,
-                    severity=Severity.WARNING,
+                    severity=Severity.INFO,
                     notes=(
                         "the GPU operator sets FALLBACK_STRATEGIES=empty: a node without the label and no "
                         "devicePlugin.config.default shares nothing",
                         f"set devicePlugin.config.default to one of {', '.join(sorted(set(e for v in found.labelled.values() for e in v)))}, "
-                        f"or label the nodes {CONFIG_LABEL}=<entry>",
+                        f"or label the nodes {CONFIG_LABEL}=<entry> (nodes labelled with kubectl, not in the "
+                        "files, do advertise it: an inventory of the nodes would tell)",
                     ),
                 )
 
