@@ -15,8 +15,8 @@ from oracle_families import (
     _OBJECT_NAME,
     _SHORT_NAME,
     _mostly,
-    _related,
     _typed,
+    compare_created,
 )
 
 _VERSIONS = ["resource.k8s.io/v1", "resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1"]
@@ -365,21 +365,4 @@ def _internal(field: str) -> str:
 
 
 def compare_dra_validate(case: dict[str, Any], answer: dict[str, Any], gates: dict[str, bool]) -> list[str]:
-    """The verdict, then each field gpulint says is refused: one Kubernetes refuses too (when the object decodes;
-    a decoding error ends the request before validation)."""
-    mine = gpulint_dra_rejections(case, gates)
-    # docs/oracle.md: an object without a name is left to generators and overlays (api-rejected's rule doc)
-    errors = [e for e in answer["errors"] if (e["field"], e["type"]) != ("metadata.name", "Required value")]
-    theirs = [f"{e['field']}: {e['type']}: {e['bad_value']}: {e['detail']}" for e in errors]
-    if answer.get("decode_error"):
-        theirs.append(answer["decode_error"])
-    if bool(mine) != bool(theirs):
-        return [f"gpulint {[m for _, m in mine] or 'accepts it'}, Kubernetes {theirs or 'accepts it'}"]
-    if answer.get("decode_error"):
-        return []
-    fields = [_internal(e["field"]) for e in errors]
-    return [
-        f"gpulint {error!r}, Kubernetes refuses only {theirs}"
-        for field, error in mine
-        if field and not any(_related(_internal(field), other) for other in fields)
-    ]
+    return compare_created(gpulint_dra_rejections(case, gates), answer, _internal)

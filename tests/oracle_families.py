@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -973,9 +974,16 @@ def _related(one: str, other: str) -> bool:
 
 
 def compare_gang_validate(case: dict[str, Any], answer: dict[str, Any], gates: dict[str, bool]) -> list[str]:
-    """The verdict, then each field gpulint says is refused: one Kubernetes refuses too (when the object
-    decodes; a decoding error ends the request before validation)."""
-    mine = gpulint_gang_rejections(case["object"], gates)
+    return compare_created(gpulint_gang_rejections(case["object"], gates), answer)
+
+
+def compare_created(
+    mine: list[tuple[str, str]], answer: dict[str, Any], field_of: Callable[[str], str] = str
+) -> list[str]:
+    """An object created through the API server's strategy: the verdict, then each field gpulint says is refused
+    (``mine``: field, message), one Kubernetes refuses too (when the object decodes; a decoding error ends the
+    request before validation). ``field_of`` names a field as Kubernetes' validation does; a finding without a
+    field (the whole object) is judged by the verdict alone."""
     # docs/oracle.md: an object without a name is left to generators and overlays (api-rejected's rule doc)
     errors = [e for e in answer["errors"] if (e["field"], e["type"]) != ("metadata.name", "Required value")]
     theirs = [f"{e['field']}: {e['type']}: {e['bad_value']}: {e['detail']}" for e in errors]
@@ -985,9 +993,9 @@ def compare_gang_validate(case: dict[str, Any], answer: dict[str, Any], gates: d
         return [f"gpulint {[m for _, m in mine] or 'accepts it'}, Kubernetes {theirs or 'accepts it'}"]
     if answer.get("decode_error"):
         return []
-    fields = [e["field"] for e in errors]
+    fields = [field_of(e["field"]) for e in errors]
     return [
         f"gpulint {error!r}, Kubernetes refuses only {theirs}"
         for field, error in mine
-        if not any(_related(field, other) for other in fields)
+        if field and not any(_related(field_of(field), other) for other in fields)
     ]
