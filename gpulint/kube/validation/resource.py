@@ -18,7 +18,6 @@ from gpulint.kube import names
 from gpulint.kube.fields import mapping
 from gpulint.kube.quantity import FORMAT_HINT, QuantityError, parse_quantity
 from gpulint.kube.refs import Path
-from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import (
     DUPLICATE,
     FORBIDDEN,
@@ -235,7 +234,8 @@ def _toleration(toleration: Any, path: Path) -> Iterator[FieldError]:
     # the operator is defaulted to Equal (DeviceToleration's +default in k8s.io/api/resource)
     operator, effect = toleration.get("operator") or "Equal", toleration.get("effect") or ""
     if isinstance(key, str) and key:
-        yield from core.label_name(key, (*path, "key"))
+        for message in names.qualified_name(key):  # ValidateLabelName
+            yield FieldError((*path, "key"), INVALID, key, message)
     if not isinstance(value, str) or not isinstance(operator, str) or not isinstance(effect, str):
         return  # a type error: schema-invalid's
     if operator == "Exists":
