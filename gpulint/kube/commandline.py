@@ -567,8 +567,10 @@ def _shell_script_index(words: list[Word]) -> int | None:
     reads_script, index = False, 1
     while index < len(words):
         option = words[index].text
-        if option is None:
-            return None
+        if option is None:  # a word made of values not known: after -c, the script (an option is written out)
+            if not reads_script:
+                return None
+            break
         index += 1
         if option in ("--", "-"):  # the end of the options
             break

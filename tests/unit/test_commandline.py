@@ -179,3 +179,17 @@ def test_the_script_is_the_one_the_shell_runs(argv):
     runs_it = done.stdout.decode().splitlines()[-1:] == ["ran"]
     commands = [[w.text for w in c.words] for c in container_commands({"command": argv})]
     assert (commands == [["echo", "ran"]]) == runs_it, (commands, done.stdout, done.stderr)
+
+
+def test_a_script_made_of_values_not_known_is_still_the_script():
+    # `$(MODEL)` from a ConfigMap gpulint does not hold: the word's text is unknown, yet it is the operand after -c
+    container = {
+        "command": ["sh", "-c", "vllm serve $(MODEL) --max-num-seqs=$(SEQS)"],
+        "envFrom": [{"configMapRef": {"name": "vllm-settings"}}],
+    }
+    assert [[w.text for w in c.words] for c in container_commands(container)] == [["vllm", "serve", None, None]]
+    # before -c a word not known may be an option: no script is read
+    unknown_first = {"command": ["sh", "$(FLAGS)", "-c", "vllm serve m"], "env": [{"name": "FLAGS", "valueFrom": {}}]}
+    assert [[w.text for w in c.words] for c in container_commands(unknown_first)] == [
+        ["sh", None, "-c", "vllm serve m"]
+    ]
