@@ -25,6 +25,13 @@ installs it. One table, SOURCES, says for each such tool where the chart's path 
   `local.azs`) is given but not known, so it is left out, and a chart that then fails is "not checked" as that
   release (never rendered with a value gpulint made up).
 
+- Zarf `zarf.yaml` (`kind: ZarfPackageConfig`): `components[].charts[].localPath` and `valuesFiles`, relative to
+  the package folder; what Zarf fills in (`###ZARF_VAR_X###`), `variables[].path` and `values[].targetPath` are given,
+  not known (zarf-dev/zarf src/api/v1alpha1/component.go ZarfChart);
+- a Validated Pattern's cluster group (`values-<group>.yaml` beside `values-global.yaml`): the Argo CD Applications
+  the clustergroup chart makes of `clusterGroup.applications` (validatedpatterns/clustergroup-chart v0.9.55
+  templates/plumbing/applications.yaml), the pattern operator's `global.*` parameters given, not known.
+
 Whether a repository URL names this repository is not knowable from its files: a path that exists in it is taken
 as its own. An entry with a template (`{{`, `${`, Argo's `$values/` reference), a values file missing, or a
 ConfigMap not found is skipped: its values are not known, and the chart renders with its defaults as before.
@@ -225,7 +232,7 @@ def _argo_source(scan: _Scan, source: dict[str, Any], name: str, namespace: str)
         return None
     layers: list[Layer] = []
     for item in sequence(helm.get("valueFiles")):
-        path = _values_file(scan.root, chart, item)
+        path = _argo_values_file(scan.root, scan.root, chart, item)
         if path is None:
             if helm.get("ignoreMissingValueFiles") is True and isinstance(item, str) and not _templated(item):
                 continue
@@ -580,6 +587,196 @@ def _terraform_sets(block: hcl.Block, unknown: list[str]) -> tuple[list[str], li
     return sets, strings
 
 
+# Zarf fills these in at `zarf package create` (PKG_TMPL) or deploy (VAR, CONST, and its own): given, not known.
+_ZARF_HOLE = re.compile(r"###ZARF_[A-Z0-9_]+###")
+
+
+def _zarf(scan: _Scan, found: _File) -> Iterator[Release]:
+    """A Zarf package's charts of this repository (zarf-dev/zarf src/api/v1alpha1/component.go ZarfChart, v0.40 to
+    v0.60): ``components[].charts[].localPath`` a chart folder and ``valuesFiles`` merged in order, both relative to
+    the package folder (where `zarf package create` runs); release name ``releaseName`` else ``name``. What Zarf fills
+    in (``###ZARF_VAR_X###`` and the like in a values file) and what ``variables[].path`` and ``values[].targetPath``
+    set at deploy time is given, not known. A component ``import``ed from another package is not read."""
+    base = os.path.dirname(found.path)
+    for document in found.documents:
+        data = mapping(document.data)
+        if data.get("kind") != "ZarfPackageConfig":
+            continue
+        for c, component in enumerate(map(mapping, sequence(data.get("components")))):
+            if "import" in component:
+                continue
+            for index, entry in enumerate(map(mapping, sequence(component.get("charts")))):
+                chart = _chart_dir(scan.root, base, entry.get("localPath"))
+                if chart is None or entry.get("url"):
+                    continue
+                unknown: list[str] = []
+                layers: list[Layer] = []
+                for item in sequence(entry.get("valuesFiles")):
+                    path = _values_file(scan.root, base, item)
+                    if path is None:
+                        unknown.append("")  # a remote or missing file: which values, not known
+                        continue
+                    layer = _zarf_values(path, unknown)
+                    if layer:
+                        layers.append(layer)
+                for given in (*sequence(entry.get("variables")), *sequence(entry.get("values"))):
+                    target = mapping(given).get("path", mapping(given).get("targetPath"))
+                    unknown.append(target.lstrip(".") if isinstance(target, str) else "")
+                if not (layers or unknown):
+                    continue  # nothing the chart's defaults do not say
+                name = next((n for n in (entry.get("releaseName"), entry.get("name")) if isinstance(n, str)), "")
+                namespace = entry.get("namespace")
+                yield Release(
+                    chart,
+                    "" if _ZARF_HOLE.search(name) else name,
+                    namespace if isinstance(namespace, str) and not _ZARF_HOLE.search(namespace) else "",
+                    tuple(layers),
+                    origin=_origin(scan, found, document, ("components", c, "charts", index)),
+                    unknown=tuple(dict.fromkeys(unknown)),
+                )
+
+
+def _zarf_values(path: str, unknown: list[str]) -> Layer | None:
+    """A Zarf values file: the file itself, or, where Zarf fills a value in, the file with that value written as the
+    placeholder gpulint knows (``${ZARF_VAR_X}``: the fields it reaches are not checked) and its path in
+    ``unknown``; left out, the chart's default would stand in for a value the package gives."""
+    raw = read_head(path, MAX_BYTES).decode("utf-8", "replace")
+    if not _ZARF_HOLE.search(raw):
+        return path
+    holes = load_bytes("values", _ZARF_HOLE.sub(_HOLE, raw).encode())
+    marked = load_bytes("values", _ZARF_HOLE.sub(lambda m: "${" + m.group()[3:-3] + "}", raw).encode())
+    documents = [d.data for d in marked.documents if d.data is not None]
+    if holes.problems or marked.problems or len(documents) != 1 or not isinstance(documents[0], dict):
+        unknown.append("")
+        return None
+    _known(next(d.data for d in holes.documents if d.data is not None), "", unknown)
+    return documents[0]
+
+
+# validatedpatterns/clustergroup-chart v0.9.55 templates/plumbing/applications.yaml and _helpers.tpl: the global.*
+# parameters every Application gets from the pattern operator (the cluster's, not the repository's), and the
+# per-application lists whose names get a value the operator or Argo CD knows.
+_PATTERN_PARAMETERS = tuple(
+    f"global.{name}"
+    for name in (
+        "repoURL originURL targetRevision namespace pattern clusterDomain localClusterName clusterVersion "
+        "clusterPlatform hubClusterDomain multiSourceSupport multiSourceRepoUrl multiSourceTargetRevision "
+        "localClusterDomain privateRepo"
+    ).split()
+)
+_PATTERN_FIELDS = (
+    "extraHubClusterDomainFields",
+    "extraLocalClusterDomainFields",
+    "extraRepoURLFields",
+    "extraTargetRevisionFields",
+    "extraNamespaceFields",
+    "extraPatternNameFields",
+)
+_PATTERN_FILE = re.compile(r"^values-[\w.-]+\.ya?ml$")
+
+
+def _is_pattern_group(name: str, raw: bytes, _in_helmfile_d: bool) -> bool:
+    return _PATTERN_FILE.match(name) is not None and name != "values-global.yaml" and b"clusterGroup" in raw
+
+
+def _pattern(scan: _Scan, found: _File) -> Iterator[Release]:
+    """A Validated Pattern's cluster group (``values-<group>.yaml`` beside ``values-global.yaml``): the clustergroup
+    chart makes an Argo CD Application of each ``clusterGroup.applications`` entry (validatedpatterns/clustergroup-chart
+    v0.9.55 templates/plumbing/applications.yaml). One with a ``path`` in this repository and no ``chart``,
+    ``chartVersion`` (a path of another repository), ``repoURL``, ``kustomize`` or ``plugin`` is a helm release named
+    as the entry, with ``ignoreMissingValueFiles``: ``/values-global.yaml``, ``/values-<clusterGroup.name>.yaml``, the
+    files named by the cluster's platform, version and name (not known here), ``global.extraValueFiles``,
+    ``clusterGroup.sharedValueFiles`` and the entry's ``extraValueFiles`` (a leading ``/``: the repository's root, as
+    argo-cd util/io/path/resolved.go resolveFileOrDirectory reads it; a template: not known), then the operator's
+    ``global.*`` parameters (not known) and the entry's ``overrides`` (``--set``; ``forceString``: ``--set-string``)."""
+    base = os.path.dirname(found.path)
+    global_file = os.path.join(base, "values-global.yaml")
+    if not os.path.isfile(global_file):
+        return
+    given = scan.parses.load(global_file, read_head(global_file, MAX_BYTES)).documents
+    global_values = mapping(given[0].data) if len(given) == 1 else {}
+    for document in found.documents:
+        group = mapping(mapping(document.data).get("clusterGroup"))
+        name = group.get("name")
+        if not isinstance(name, str) or _templated(name):
+            name = os.path.splitext(os.path.basename(found.path))[0].removeprefix("values-")
+        applications = group.get("applications")
+        entries = applications.items() if isinstance(applications, dict) else enumerate(sequence(applications))
+        for key, entry in entries:
+            entry = mapping(entry)
+            if (
+                not entry
+                or entry.get("disabled")
+                or any(entry.get(f) for f in ("chart", "chartVersion", "repoURL", "kustomize", "plugin"))
+            ):
+                continue
+            chart = _chart_dir(scan.root, base, entry.get("path"))
+            if chart is None:
+                continue
+            unknown: list[str] = list(_PATTERN_PARAMETERS)
+            layers: list[Layer] = [global_file]
+            own = os.path.join(base, f"values-{name}.yaml")
+            layers += [own] if os.path.isfile(own) and os.path.getsize(own) <= MAX_BYTES else []
+            if _platform_files(base, global_file, found.path):
+                unknown.append("")  # values-<platform>.yaml and the like: which one, the cluster says
+            for item in (
+                *sequence(mapping(global_values.get("global")).get("extraValueFiles")),
+                *sequence(group.get("sharedValueFiles")),
+                *sequence(entry.get("extraValueFiles")),
+            ):
+                path = _argo_values_file(scan.root, base, chart, item)
+                if path is not None:
+                    layers.append(path)
+                elif not isinstance(item, str) or _templated(item):
+                    unknown.append("")  # ignoreMissingValueFiles: a file not there is no values
+            unknown += [text(n) for f in _PATTERN_FIELDS for n in sequence(entry.get(f))]
+            unknown += [text(mapping(p).get("name")) for p in sequence(entry.get("fileParameters"))]
+            sets: list[str] = []
+            strings: list[str] = []
+            for override in map(mapping, sequence(entry.get("overrides"))):
+                said = _set_value(override.get("name"), override.get("value"))
+                if said is None:
+                    unknown.append(text(override.get("name")))
+                else:
+                    (strings if override.get("forceString") is True else sets).append(said)
+            release = text(entry.get("name")) or str(key)
+            namespace = entry.get("namespace")
+            yield Release(
+                chart,
+                "" if _templated(release) else release,
+                namespace if isinstance(namespace, str) and not _templated(namespace) else "",
+                tuple(layers),
+                tuple(sets),
+                tuple(strings),
+                origin=_origin(scan, found, document, ("clusterGroup", "applications", key)),
+                unknown=tuple(dict.fromkeys(unknown)),
+            )
+
+
+def _platform_files(base: str, *known: str) -> bool:
+    """Whether the pattern's folder holds a values file other than the global and the cluster groups' ones (one the
+    operator names by the cluster's platform, version or name may be among them)."""
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return True
+    known_names = {os.path.basename(k) for k in known}
+    for name in names:
+        if not _PATTERN_FILE.match(name) or name in known_names or name.startswith("values-secret"):
+            continue
+        if b"clusterGroup" not in read_head(os.path.join(base, name), MAX_BYTES):
+            return True
+    return False
+
+
+def _argo_values_file(root: str, repository: str, chart: str, item: Any) -> str | None:
+    """An Argo CD value file: relative to the chart, or with a leading ``/`` to the repository's root
+    (argo-cd util/io/path/resolved.go resolveFileOrDirectory)."""
+    if isinstance(item, str) and item.startswith("/"):
+        return _values_file(root, repository, item.lstrip("/"))
+    return _values_file(root, chart, item)
+
+
 def _origin(scan: _Scan, found: _File, document: LocatedDocument, path: tuple[Any, ...]) -> str:
     return f"{os.path.relpath(found.path, scan.root)}:{_line(document, path)}"
 
@@ -595,6 +792,8 @@ SOURCES: tuple[tuple[str, Callable[[str, bytes, bool], bool], Callable[[_Scan, _
     ("Flux HelmRelease", lambda name, raw, _: not name.endswith(".gotmpl") and b"HelmRelease" in raw, _flux),
     ("kustomize helmCharts", lambda name, raw, _: name in _KUSTOMIZATION and b"helmCharts" in raw, _kustomize),
     ("Terraform helm_release", lambda name, raw, _: name.endswith(_TERRAFORM) and b"helm_release" in raw, _terraform),
+    ("Zarf package", lambda name, raw, _: name == "zarf.yaml" and b"ZarfPackageConfig" in raw, _zarf),
+    ("Validated Patterns cluster group", _is_pattern_group, _pattern),
 )
 
 
