@@ -15,7 +15,7 @@ from gpulint.cli.render_options import SourceOptions
 from gpulint.lint.config import Config
 from gpulint.lint.engine import enabled_rules
 from gpulint.lint.errors import BaselineError, PolicyError, ToolError
-from gpulint.lint.findings import FileReport, Fix, Report, RunNotes, Severity, StreamedReport
+from gpulint.lint.findings import FileReport, Fix, Report, RunNotes, Severity, StreamedReport, capped
 from gpulint.lint.inputs.collect import collect_all
 from gpulint.lint.inputs.linted_set import LintedObject
 from gpulint.lint.inputs.repo_index import build_context, repository_of
@@ -254,6 +254,7 @@ def run_check(
         report, stale = baseline.apply(report)
         if stale:
             notes += (_stale_note(stale, baseline.path),)
+    report = Report([capped(file) for file in report.files])
     options = FormatOptions(color=color, notes=notes, annotate_from=min(config.fail_on, Severity.WARNING))
     pieces = get_pieces(output_format)(report, rules, options)
     worst = report.worst()
@@ -281,7 +282,7 @@ def _streamed_output(
 
     def passed(file: FileReport) -> FileReport:
         file = run_notes.take(file)
-        return matching.take(file) if matching is not None else file
+        return capped(matching.take(file) if matching is not None else file)
 
     report = StreamedReport(map(passed, itertools.chain(run.file_reports(jobs), _later(run.inventory_reports))))
     annotate_from = min(fail_on, Severity.WARNING)

@@ -268,6 +268,37 @@ class FileReport:
     inventory: bool = False  # an inventory file (--inventory) with findings about its objects: not a checked file
 
 
+# A report lists at most this many findings of one file (docs/limits.md): 20,000 generated pods with three findings
+# each would otherwise print 60,000 and hold them all; what is left out is counted, rule by rule.
+MAX_FILE_FINDINGS = 1000
+
+
+def capped(report: FileReport, limit: int = MAX_FILE_FINDINGS) -> FileReport:
+    """``report`` with its first ``limit`` findings (they are in place order), then, for each rule with findings
+    left out, one finding at the first of them saying how many: at the worst severity left out, so the exit code
+    and the formatters' annotations stay what the whole list would give."""
+    if len(report.findings) <= limit:
+        return report
+    left: dict[str, tuple[Finding, int, Severity]] = {}  # rule -> its first left out, how many, the worst
+    for finding in report.findings[limit:]:
+        first, count, worst = left.get(finding.rule, (finding, 0, finding.severity))
+        left[finding.rule] = (first, count + 1, max(worst, finding.severity))
+    counted = [
+        Finding(
+            rule,
+            worst,
+            f"{count} more {rule} finding{'s' if count > 1 else ''} in this file, from here on, not listed",
+            first.file,
+            first.line,
+            first.column,
+            document=first.document,
+            notes=(f"a report lists at most {limit} findings of one file",),
+        )
+        for rule, (first, count, worst) in left.items()
+    ]
+    return replace(report, findings=[*report.findings[:limit], *counted])
+
+
 @dataclass
 class Tally:
     """The summary of file reports, counted as they pass: what a report written file by file says at its end."""

@@ -1,0 +1,134 @@
+"""A report lists at most MAX_FILE_FINDINGS findings of one file (issue #33): a generated file of many pods with
+findings each gives the first ones, then one finding per rule saying how many of it were left out, at the worst
+severity left out, in every format; the exit code is the one the whole list gives."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from gpulint.lint.findings import MAX_FILE_FINDINGS, FileReport, Finding, Severity, capped
+from gpulint.report import FORMATS
+
+# Two findings a pod: a warning (no /dev/shm for two GPUs) and an error (the API server refuses a request below
+# the limit), so 600 pods give 1,200 findings, past the cap.
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer-{index}
+spec:
+  containers:
+  - name: main
+    image: registry.example.com/ml/trainer:1.0
+    resources:
+      requests:
+        nvidia.com/gpu: 1
+      limits:
+        nvidia.com/gpu: 2
+"""
+PODS = 600
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cap") / "pods.yaml"
+    path.write_text("---\n".join(POD.format(index=index) for index in range(PODS)))
+    return path
+
+
+def _finding(rule: str, severity: Severity, line: int) -> Finding:
+    return Finding(rule, severity, f"{rule} at {line}", "a.yaml", line, 3)
+
+
+def test_a_file_under_the_cap_is_the_same_report() -> None:
+    report = FileReport("a.yaml", [_finding("dev-shm-missing", Severity.WARNING, line) for line in range(1, 4)])
+    assert capped(report, 3) is report
+
+
+def test_what_is_left_out_is_counted_by_rule_at_its_worst_severity() -> None:
+    findings = [
+        _finding("dev-shm-missing", Severity.INFO, 1),
+        _finding("dev-shm-missing", Severity.INFO, 2),
+        _finding("gpu-non-integer", Severity.INFO, 3),
+        _finding("dev-shm-missing", Severity.WARNING, 4),
+        _finding("gpu-non-integer", Severity.ERROR, 5),
+        _finding("dev-shm-missing", Severity.INFO, 6),
+    ]
+    shown = capped(FileReport("a.yaml", findings), 2).findings
+    assert shown[:2] == findings[:2]
+    assert [(f.rule, f.severity, f.line, f.message) for f in shown[2:]] == [
+        (
+            "gpu-non-integer",
+            Severity.ERROR,
+            3,
+            "2 more gpu-non-integer findings in this file, from here on, not listed",
+        ),
+        (
+            "dev-shm-missing",
+            Severity.WARNING,
+            4,
+            "2 more dev-shm-missing findings in this file, from here on, not listed",
+        ),
+    ]
+    assert all(f.fix is None and f.notes == ("a report lists at most 2 findings of one file",) for f in shown[2:])
+
+
+def test_json_lists_the_first_findings_then_the_counts(many: Path) -> None:
+    result = run_cli("check", str(many), "--format", "json")
+    assert result.exit_code == 1  # errors among the listed and the left out alike
+    found = json.loads(result.stdout)["findings"]
+    assert len(found) == MAX_FILE_FINDINGS + 2
+    counts = found[MAX_FILE_FINDINGS:]
+    left = 2 * PODS - MAX_FILE_FINDINGS
+    assert sorted((f["rule"], f["severity"], f["message"]) for f in counts) == [
+        (
+            "dev-shm-missing",
+            "warning",
+            f"{left // 2} more dev-shm-missing findings in this file, from here on, not listed",
+        ),
+        (
+            "gpu-request-without-limit",
+            "error",
+            f"{left // 2} more gpu-request-without-limit findings in this file, from here on, not listed",
+        ),
+    ]
+    # each count stands at the first place it leaves out: the pod after the last one listed
+    first_left = min(counts, key=lambda f: f["line"])["line"]
+    assert first_left > max(f["line"] for f in found[:MAX_FILE_FINDINGS])
+
+
+def test_the_exit_code_follows_what_is_left_out(tmp_path: Path) -> None:
+    # 1,001 warnings then one error: the error is left out, and its count keeps the exit code
+    pods = [
+        POD.format(index=index).replace("requests:\n        nvidia.com/gpu: 1\n      ", "") for index in range(1001)
+    ]
+    pods.append(POD.format(index="last"))
+    path = tmp_path / "pods.yaml"
+    path.write_text("---\n".join(pods))
+    result = run_cli("check", str(path), "--format", "json")
+    found = json.loads(result.stdout)["findings"]
+    assert [f["severity"] for f in found[:MAX_FILE_FINDINGS]] == ["warning"] * MAX_FILE_FINDINGS
+    assert {f["rule"]: f["severity"] for f in found[MAX_FILE_FINDINGS:]} == {
+        "dev-shm-missing": "warning",
+        "gpu-request-without-limit": "error",
+    }
+    assert result.exit_code == 1
+
+
+# markdown: a comment's own limit (65,536 characters) comes first and counts what it does not show
+@pytest.mark.parametrize("name", [name for name in FORMATS if name != "markdown"])
+def test_every_format_says_how_many_were_left_out(many: Path, name: str) -> None:
+    result = run_cli("check", str(many), "--format", name)
+    assert result.exit_code == 1
+    left = (2 * PODS - MAX_FILE_FINDINGS) // 2
+    assert f"{left} more gpu-request-without-limit findings in this file" in result.stdout
+    if name == "sarif":
+        results = json.loads(result.stdout)["runs"][0]["results"]
+        assert len(results) == MAX_FILE_FINDINGS + 2
+    if name == "junit":
+        ET.fromstring(result.stdout)  # still well-formed
