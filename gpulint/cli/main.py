@@ -34,7 +34,7 @@ from gpulint.lint.config import (
     repository_holding,
     repository_of,
 )
-from gpulint.lint.findings import Finding, Severity
+from gpulint.lint.findings import Finding, Report, Severity, capped
 from gpulint.report import FORMATS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -419,8 +419,7 @@ def inventory_command(
     inventory, sources = _load_cluster_or_exit(config, live, files, quiet.inspect)
     linted, unlinted = quiet.to_lint(sources, inventory) if inventory is not None else (sources, [])
     run = LintRun(own_checks, linted, inventory)
-    report = run.report()
-    report.files.extend(unlinted)
+    report = Report([capped(file) for file in (*run.report().files, *unlinted)])
     summary = summarize(run.resolver)
     if output_format == "json":
         click.echo(

@@ -132,3 +132,28 @@ def test_every_format_says_how_many_were_left_out(many: Path, name: str) -> None
         assert len(results) == MAX_FILE_FINDINGS + 2
     if name == "junit":
         ET.fromstring(result.stdout)  # still well-formed
+
+
+NODE = """\
+apiVersion: v1
+kind: Node
+metadata:
+  name: gpu-{index}
+  labels: {{nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}}
+spec:
+  unschedulabel: true
+status:
+  capacity: {{nvidia.com/gpu: "8"}}
+  allocatable: {{nvidia.com/gpu: "8"}}
+"""
+
+
+def test_gpulint_inventory_lists_as_many(tmp_path: Path) -> None:
+    # a misspelt field on each of 1,100 Nodes: schema-invalid of the inventory's own objects
+    path = tmp_path / "nodes.yaml"
+    path.write_text("---\n".join(NODE.format(index=index) for index in range(1100)))
+    result = run_cli("inventory", "--inventory", str(path), "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    found = result.json()["findings"]
+    assert len(found) == MAX_FILE_FINDINGS + 1
+    assert found[-1]["message"] == "100 more schema-invalid findings in this file, from here on, not listed"
