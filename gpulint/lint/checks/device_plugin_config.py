@@ -30,6 +30,7 @@ from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.loader import load_text, text_offset
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.verdicts.plugin_labels import CONFIG_LABEL, labelled_only, no_default
 from gpulint.lint.world.chart_releases import (
     CHART_INSTALLERS,
     PolicyView,
@@ -41,13 +42,13 @@ from gpulint.lint.world.config_maps import (
     device_plugin_configs,
     held_config_maps,
     namespace_config_maps,
+    plugin_config_entries,
 )
 from gpulint.lint.world.kinds import only_elsewhere, unproven
 from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec("device-plugin-config", Severity.ERROR)
 RULE_ID = SPEC.id
-CONFIG_LABEL = "nvidia.com/device-plugin.config"
 # The GPU operator's own image (NVIDIA/gpu-operator deployments/gpu-operator: nvcr.io/nvidia/gpu-operator); its
 # operands run in the namespace it runs in (assets/state-*/: namespace "FILLED BY THE OPERATOR").
 OPERATOR_IMAGE = "gpu-operator"
@@ -189,17 +190,14 @@ def _shared_default(linted: LintedSet) -> tuple[str, str] | None:
     name, key = text(dig(spec, "devicePlugin", "config", "name")), text(dig(spec, "devicePlugin", "config", "default"))
     if not name or not key or dig(spec, "gfd", "enabled") is False:
         return None
-    copies = [obj for obj in linted.of_kind("", "ConfigMap") if obj.ref.name == name]
-    value = mapping(copies[0].data.get("data")).get(key) if len(copies) == 1 else None
-    if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
+    copies = [entries for obj, entries in plugin_config_entries(linted) if obj.ref.name == name]
+    config = copies[0].get(key) if len(copies) == 1 else None
+    if config is None:
         return None
-    documents = [d.data for d in load_text(f"ConfigMap {name} data.{key}", value).documents if d.data is not None]
-    if len(documents) != 1 or not looks_like_config(documents[0]):
-        return None
-    strategy, _ = sharing_settings(documents[0])
-    section = _key(_key(documents[0], "sharing"), "mps" if strategy == "mps" else "timeSlicing")
+    strategy, _ = sharing_settings(config)
+    section = _key(_key(config, "sharing"), "mps" if strategy == "mps" else "timeSlicing")
     renamed = any(mapping(r).get("name") == "nvidia.com/gpu" and "rename" in mapping(r) for r in _resources(section))
-    if advertised(documents[0]).get("nvidia.com/gpu") != "nvidia.com/gpu" or renamed:
+    if advertised(config).get("nvidia.com/gpu") != "nvidia.com/gpu" or renamed:
         return None
     return name, key
 
@@ -287,7 +285,7 @@ def _renamed_requests(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic
     single = ctx.resolver.linted.fact("single MIG strategy", _single_mig_strategy, ctx.resolver.linted)
     if not names and not single:
         return
-    if ctx.resolver.linted.fact("device plugin configs without default", _no_default, ctx.resolver.linted):
+    if no_default(ctx.resolver.linted):
         names = {name: {*under, name} for name, under in names.items()}  # unlabelled nodes: the empty one
     for site in obj.facts.sites():
         for path, container in main_containers(site.spec):
@@ -349,96 +347,31 @@ def _renamed(resource: str, names: dict[str, set[str]]) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class _NoDefault:
-    """The one linted ClusterPolicy names its device plugin's ConfigMap and no ``default`` entry: a node without
-    the nvidia.com/device-plugin.config label runs the plugin with an empty configuration (the operator sets
-    FALLBACK_STRATEGIES=empty), and advertises only what that does."""
-
-    policy: str
-    config_map: str
-    labelled: dict[str, tuple[str, ...]]  # a renamed resource -> the entries (label values) that advertise it
-
-
-def _no_default(linted: LintedSet) -> _NoDefault | None:
-    policies = cluster_policies(linted)
-    if len(policies) != 1:
-        return None
-    config = mapping(dig(policies[0].data, "spec", "devicePlugin", "config"))
-    name = text(config.get("name"))
-    if not name or text(config.get("default")) or dig(policies[0].data, "spec", "devicePlugin", "enabled") is False:
-        return None
-    copies = [obj for obj in linted.of_kind("", "ConfigMap") if obj.ref.name == name]
-    data = mapping(copies[0].data.get("data")) if len(copies) == 1 else {}
-    labelled: dict[str, list[str]] = {}
-    for key, value in data.items():
-        if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
-            return None
-        documents = [d.data for d in load_text(f"ConfigMap {name} data.{key}", value).documents if d.data is not None]
-        if len(documents) != 1 or not looks_like_config(documents[0]):
-            return None  # an entry gpulint cannot read may advertise anything
-        for resource, shared in advertised(documents[0]).items():
-            if shared != resource:  # renamed: the empty configuration advertises the resource itself
-                labelled.setdefault(shared, []).append(str(key))
-    if not labelled:
-        return None
-    return _NoDefault(policies[0].name, name, {k: tuple(v) for k, v in labelled.items()})
-
-
-def _labels_nodes(linted: LintedSet) -> bool:
-    """Some linted object writes the nvidia.com/device-plugin.config label (a node pool's labels, a NodeFeatureRule,
-    a node itself): nodes may carry it, and what they advertise is theirs."""
-    return any(_mentions(obj.data, CONFIG_LABEL) for obj in linted if obj.kind not in ("ClusterPolicy", "ConfigMap"))
-
-
-def _mentions(value: Any, word: str, depth: int = 0) -> bool:
-    if depth > 64:
-        return True  # deeper than any manifest: taken as saying it
-    if isinstance(value, str):
-        return word in value
-    if isinstance(value, dict):
-        return any(_mentions(k, word, depth + 1) or _mentions(v, word, depth + 1) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_mentions(v, word, depth + 1) for v in value)
-    return False
-
-
 def _labelled_only(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     """A pod that asks for a resource the ClusterPolicy's device plugin configurations advertise only under a
-    nvidia.com/device-plugin.config label no linted object gives a node (NVIDIA/gpu-operator
-    controllers/object_controls.go: DEFAULT_CONFIG from devicePlugin.config.default, FALLBACK_STRATEGIES empty;
-    NVIDIA/k8s-device-plugin cmd/config-manager/main.go: no label and no default selects the empty
-    configuration, which shares nothing). Without nodes only, as _renamed_requests; info, since the GPU
-    operator's documented way to give a node its configuration is `kubectl label node`, which no file shows."""
-    found = ctx.resolver.linted.fact("device plugin configs without default", _no_default, ctx.resolver.linted)
-    if found is None or obj.kind in ("ClusterPolicy", "ConfigMap"):
-        return
-    if ctx.resolver.linted.fact("device plugin config label written", _labels_nodes, ctx.resolver.linted):
-        return
-    for site in obj.facts.sites():
-        for path, container in main_containers(site.spec):
-            for resource in mapping(mapping(container.get("resources")).get("limits")):
-                entries = found.labelled.get(str(resource))
-                if entries is None:
-                    continue
-                values = " or ".join(entries)
-                yield Diagnostic(
-                    RULE_ID,
-                    (*site.path, *path, "resources", "limits", resource),
-                    f"asks for {resource}, which the device plugin advertises only on nodes labelled "
-                    f"{CONFIG_LABEL}={values}: ClusterPolicy {found.policy}'s devicePlugin.config names ConfigMap "
-                    f"{found.config_map} and no default, so every other node runs the plugin with an empty "
-                    "configuration and advertises nvidia.com/gpu",
-                    on_key=True,
-                    severity=Severity.INFO,
-                    notes=(
-                        "the GPU operator sets FALLBACK_STRATEGIES=empty: a node without the label and no "
-                        "devicePlugin.config.default shares nothing",
-                        f"set devicePlugin.config.default to one of {', '.join(sorted(set(e for v in found.labelled.values() for e in v)))}, "
-                        f"or label the nodes {CONFIG_LABEL}=<entry> (nodes labelled with kubectl, not in the "
-                        "files, do advertise it: an inventory of the nodes would tell)",
-                    ),
-                )
+    nvidia.com/device-plugin.config label no linted object gives a node (verdicts/plugin_labels). Without nodes
+    only, as _renamed_requests; info, since the GPU operator's documented way to give a node its configuration
+    is `kubectl label node`, which no file shows."""
+    for found in labelled_only(obj, ctx.resolver.linted):
+        config = found.config
+        every = ", ".join(sorted(set(e for v in config.labelled.values() for e in v)))
+        yield Diagnostic(
+            RULE_ID,
+            found.path,
+            f"asks for {found.resource}, which the device plugin advertises only on nodes labelled "
+            f"{CONFIG_LABEL}={' or '.join(found.entries)}: ClusterPolicy {config.policy}'s devicePlugin.config "
+            f"names ConfigMap {config.config_map} and no default, so every other node runs the plugin with an empty "
+            "configuration and advertises nvidia.com/gpu",
+            on_key=True,
+            severity=Severity.INFO,
+            notes=(
+                "the GPU operator sets FALLBACK_STRATEGIES=empty: a node without the label and no "
+                "devicePlugin.config.default shares nothing",
+                f"set devicePlugin.config.default to one of {every}, "
+                f"or label the nodes {CONFIG_LABEL}=<entry> (nodes labelled with kubectl, not in the "
+                "files, do advertise it: an inventory of the nodes would tell)",
+            ),
+        )
 
 
 MIG_PREFIX = "nvidia.com/mig-"

@@ -15,7 +15,7 @@ from gpulint.kube.commandline import ConfigMaps
 from gpulint.kube.device_plugin_config import looks_like_config
 from gpulint.kube.fields import mapping
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.inputs.linted_set import LintedSet
+from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
 from gpulint.lint.inputs.loader import load_text
 from gpulint.lint.world.chart_releases import CHART_INSTALLERS, embedded_plugin_configs
 from gpulint.lint.world.resolver import Resolver
@@ -63,21 +63,38 @@ def device_plugin_configs(linted: LintedSet) -> list[Any]:
 
 
 def _device_plugin_configs(linted: LintedSet) -> list[Any]:
-    configs = []
-    for obj in linted.of_kind("", "ConfigMap"):
-        configs += _parsed(obj.file, mapping(obj.data.get("data")).values())
+    configs = [
+        config for _, entries in plugin_config_entries(linted) for config in entries.values() if config is not None
+    ]
     for kind in CHART_INSTALLERS:  # a GPU stack chart's values the chart makes a ConfigMap of
         for obj in linted.of_kind(*kind):
             configs += _parsed(obj.file, [config.text for config in embedded_plugin_configs(obj.data)])
     return configs
 
 
+def plugin_config_entries(linted: LintedSet) -> tuple[tuple[LintedObject, dict[Any, Any]], ...]:
+    """Each linted ConfigMap with its ``data`` entries parsed (once per linted set): the device plugin configuration
+    an entry holds, or None where it holds none gpulint reads (not one YAML document shaped as the plugin's config
+    file, or larger than MAX_EMBEDDED)."""
+    found: tuple[tuple[LintedObject, dict[Any, Any]], ...] = linted.fact(
+        "device plugin config entries", _config_entries, linted
+    )
+    return found
+
+
+def _config_entries(linted: LintedSet) -> tuple[tuple[LintedObject, dict[Any, Any]], ...]:
+    return tuple(
+        (obj, {key: _config_of(obj.file, value) for key, value in mapping(obj.data.get("data")).items()})
+        for obj in linted.of_kind("", "ConfigMap")
+    )
+
+
+def _config_of(file: str, value: Any) -> Any:
+    if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
+        return None
+    documents = [d.data for d in load_text(file, value).documents if d.data is not None]
+    return documents[0] if len(documents) == 1 and looks_like_config(documents[0]) else None
+
+
 def _parsed(file: str, values: Iterable[Any]) -> list[Any]:
-    configs = []
-    for value in values:
-        if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
-            continue
-        documents = [d.data for d in load_text(file, value).documents if d.data is not None]
-        if len(documents) == 1 and looks_like_config(documents[0]):
-            configs.append(documents[0])
-    return configs
+    return [config for config in (_config_of(file, value) for value in values) if config is not None]
