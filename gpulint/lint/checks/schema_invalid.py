@@ -7,10 +7,9 @@ import re
 from collections.abc import Iterator
 
 from gpulint.kube.crd_templates import SchemaBound
-from gpulint.kube.dra.gates import dropped_on_create
 from gpulint.kube.fields import type_name
 from gpulint.kube.validation import scheduling
-from gpulint.kube.validation.resource import ZERO_VALUED_REQUIRED, undecodable_quantities
+from gpulint.kube.validation.decoded import VALUE_RULES, decoding_errors, moot_on_decode
 from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import read_by_shape
 from gpulint.lint.checks import CheckContext, field_path
@@ -40,11 +39,6 @@ STATUS_RESET = frozenset(
         ("scheduling.k8s.io", "PodGroup"),
         ("scheduling.k8s.io", "CompositePodGroup"),
     }
-)
-# The schema's rules on values that decoding does not enforce (a missing or null field is a zero value to Go):
-# in a field the API server drops before validation they refuse nothing
-VALUE_RULES = frozenset(
-    {"Required", "Null", "Enum", "Pattern", "Format", "MinLength", "MaxLength", "Minimum", "Maximum"}
 )
 
 
@@ -81,16 +75,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if error.rule in VALUE_RULES and (
             (status_reset and error.path[:1] == ("status",))
             or scheduling.dropped(obj.kind, obj.api_version, error.path, ctx.config.gates)
-            or (
-                obj.ref.group == "resource.k8s.io"
-                and dropped_on_create(obj.kind, obj.api_version, data, error.path, ctx.config.gates)
-            )
         ):
             continue  # the API server drops the field before it validates (STATUS_RESET, a disabled gate's field)
-        if obj.ref.group == "resource.k8s.io" and (
-            error.rule == "Null" or (error.rule == "Required" and _required(error.message) in ZERO_VALUED_REQUIRED)
-        ):
-            continue  # Go's decoder reads the zero value, which the DRA validation judges (api-rejected)
+        missing = _required(error.message)
+        if moot_on_decode(obj.kind, obj.api_version, data, error.path, error.rule, missing, ctx.config.gates):
+            continue  # a resource.k8s.io field as Go decodes it and the create strategy drops it
         where = field_path(error.path) or obj.kind
         if pod_template_file and error.path == ("spec",) and '"containers" is required' in error.message:
             continue  # a Spark or Flink pod template file: the driver adds the containers it runs
@@ -114,11 +103,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             )
         else:
             yield Diagnostic(RULE_ID, error.path, f"{where}: {_bounded(error.message)}")
-    if obj.ref.group == "resource.k8s.io":
-        for refused in undecodable_quantities(obj.kind, obj.api_version, data):  # the decoder's 400
-            full = refused.message()
-            brief = first_line(full, f"{full.rpartition(': ')[0]}: not a quantity")
-            yield Diagnostic(RULE_ID, refused.path, brief, notes=() if brief == full else (full,))
+    for refused in decoding_errors(obj.kind, obj.api_version, data):  # the decoder's 400
+        full = refused.message()
+        brief = first_line(full, f"{full.rpartition(': ')[0]}: not a quantity")
+        yield Diagnostic(RULE_ID, refused.path, brief, notes=() if brief == full else (full,))
     # a custom resource bound to its CRD (kube/crd_templates) has its pod templates where its schema puts them
     shaped = read_by_shape(obj.api_version, obj.kind) and not isinstance(data, SchemaBound)
     if shaped and obj.facts.sites():
