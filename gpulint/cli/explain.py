@@ -271,8 +271,11 @@ _VISIBILITY: dict[str, Callable[[VisibilityProblem], str]] = {
         "the device plugin allocated"
     ),
     UNCOUNTED_GPUS: lambda p: (
-        f"container '{p.container}' requests no GPU, but NVIDIA_VISIBLE_DEVICES={p.value}{p.origin} shows it GPUs "
-        "the scheduler does not count"
+        f"container '{p.container}' takes its GPUs from {p.given_by}, but NVIDIA_VISIBLE_DEVICES={p.value}{p.origin} "
+        "replaces them, or shows it GPUs the scheduler does not count where they give none"
+        if p.given_by
+        else f"container '{p.container}' requests no GPU, but NVIDIA_VISIBLE_DEVICES={p.value}{p.origin} shows it "
+        "GPUs the scheduler does not count"
     ),
     CUDA_UUIDS: lambda p: (
         f"container '{p.container}': CUDA_VISIBLE_DEVICES{p.origin} names devices by UUID, usually not those "
@@ -291,8 +294,9 @@ _VISIBILITY: dict[str, Callable[[VisibilityProblem], str]] = {
         "every GPU of the node"
     ),
     IGNORED_ENVVAR: lambda p: (
-        f"container '{p.container}' requests no GPU; NVIDIA_VISIBLE_DEVICES={p.value}{p.origin} is ignored by the "
-        f"toolkit (ClusterPolicy {p.policy}): it gets no GPU"
+        f"container '{p.container}' {f'takes its GPUs from {p.given_by}' if p.given_by else 'requests no GPU'}; "
+        f"NVIDIA_VISIBLE_DEVICES={p.value}{p.origin} is ignored by the toolkit (ClusterPolicy {p.policy}): "
+        f"{'it gets only the GPUs they request' if p.given_by else 'it gets no GPU'}"
     ),
     PRIVILEGED_SEES_ALL: lambda p: (
         f"container '{p.container}' holds {p.gpus} {p.resource} but is privileged: on {p.nodes} ({p.most}) it sees "

@@ -60,6 +60,17 @@ def _replaces(p: VisibilityProblem) -> tuple[str, tuple[str, ...]]:
 
 
 def _uncounted(p: VisibilityProblem) -> tuple[str, tuple[str, ...]]:
+    if p.given_by:  # a runtime: its users' resources decide whether it holds GPUs
+        return (
+            f"container '{p.container}' sets NVIDIA_VISIBLE_DEVICES={p.value}{p.origin} by hand, and takes its GPUs "
+            f"from {p.given_by}",
+            (
+                "where they give it GPUs, the variable replaces those the device plugin allocated; where they give "
+                "none, on a node whose default runtime is nvidia it sees GPUs the scheduler does not count "
+                "(NVIDIA/k8s-device-plugin#61)",
+                "remove the variable: the device plugin sets it for the GPUs they request",
+            ),
+        )
     return (
         f"container '{p.container}' requests no GPU but sets NVIDIA_VISIBLE_DEVICES={p.value}{p.origin}",
         (
@@ -71,14 +82,16 @@ def _uncounted(p: VisibilityProblem) -> tuple[str, tuple[str, ...]]:
 
 
 def _ignored(p: VisibilityProblem) -> tuple[str, tuple[str, ...]]:
+    asks = f"takes its GPUs from {p.given_by}" if p.given_by else "requests no GPU"
+    gets = "it gets only the GPUs they request" if p.given_by else "the container gets no GPU"
     return (
-        f"container '{p.container}' requests no GPU and sets NVIDIA_VISIBLE_DEVICES={p.value}{p.origin}, which the GPU "
-        f"operator's ClusterPolicy {p.policy} has the toolkit ignore: the container gets no GPU",
+        f"container '{p.container}' {asks} and sets NVIDIA_VISIBLE_DEVICES={p.value}{p.origin}, which the GPU "
+        f"operator's ClusterPolicy {p.policy} has the toolkit ignore: {gets}",
         (
             f"ClusterPolicy {p.policy} sets the toolkit's ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED="
             "false: an unprivileged container gets only the GPUs the device plugin allocates it "
             "(NVIDIA/aicr#1354: runtimeClassName nvidia and NVIDIA_VISIBLE_DEVICES=all, then nvidia-smi: not found)",
-            "request the GPUs it needs",
+            "request the GPUs through the objects that use it" if p.given_by else "request the GPUs it needs",
         ),
     )
 

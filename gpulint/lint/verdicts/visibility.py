@@ -91,6 +91,7 @@ class VisibilityProblem:
     policy: str = ""  # IGNORED_ENVVAR: the ClusterPolicy that has the toolkit ignore the variable
     nodes: str = ""  # PRIVILEGED_SEES_ALL: the nodes with more of the resource than the container holds
     most: int = 0  # PRIVILEGED_SEES_ALL: the most of the resource one of them has
+    given_by: str = ""  # UNCOUNTED_GPUS, IGNORED_ENVVAR: a runtime's users, who merge their resources in
 
     @property
     def written(self) -> str:
@@ -152,7 +153,9 @@ def _problems(
                 continue  # an image's CUDA variables on another device: nothing to see or override
         ignored = "" if gpus or privileged else gate
         if written:  # most containers set neither variable
-            yield from _nvidia_visible(container, written, base, gpus, daemon or privileged, patterns, ignored)
+            yield from _nvidia_visible(
+                container, written, base, gpus, daemon or privileged, patterns, ignored, site.resources_from
+            )
             yield from _cuda_visible(container, written, base, gpus)
         if privileged and gpus and not daemon:
             yield from _privileged_sees_all(obj, site, resolver, container, base, gpus, patterns)
@@ -248,7 +251,9 @@ def _nvidia_visible(
     infrastructure: bool,
     patterns: tuple[str, ...],
     ignored: str = "",
+    given_by: str = "",
 ) -> Iterator[VisibilityProblem]:
+    """``given_by``: a runtime's users, whose resources are merged into the container (its own ask no GPU)."""
     found = _variable(written.get("NVIDIA_VISIBLE_DEVICES"))
     if found is None:
         return
@@ -262,9 +267,9 @@ def _nvidia_visible(
     if infrastructure or value.lower() in _NO_GPU:
         return
     if ignored:
-        yield VisibilityProblem(IGNORED_ENVVAR, name, (*base, *path), value, origin, policy=ignored)
+        yield VisibilityProblem(IGNORED_ENVVAR, name, (*base, *path), value, origin, policy=ignored, given_by=given_by)
         return
-    yield VisibilityProblem(UNCOUNTED_GPUS, name, (*base, *path), value, origin)
+    yield VisibilityProblem(UNCOUNTED_GPUS, name, (*base, *path), value, origin, given_by=given_by)
 
 
 def _cuda_visible(
