@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench import generate  # noqa: E402
-from startup_bench import _env, export  # noqa: E402
+from startup_bench import _env, export, usage  # noqa: E402
 
 POD = """\
 apiVersion: v1
@@ -56,19 +56,6 @@ AFFINITY = """
         topologyKey: kubernetes.io/hostname"""
 CASES = {"a GPU Pod": POD.format(affinity=""), "the Pod with a required pod affinity": POD.format(affinity=AFFINITY)}
 CHANGED = "changed/trainer.yaml"
-
-
-def run(tree: Path, args: list[str], cwd: Path) -> tuple[float, float]:
-    """(CPU seconds, peak RSS in MiB) of one ``python -m gpulint ARGS`` run of ``tree``."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gpulint", *args],
-        cwd=cwd,
-        env=_env(tree),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    _, _, usage = os.wait4(process.pid, 0)
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def repository(root: Path, documents: int) -> None:
@@ -97,8 +84,8 @@ def pre_commit(trees: dict[str, Path], work: Path, documents: int, runs: int) ->
                     if state == "cold":
                         shutil.rmtree(cache, ignore_errors=True)
                     elif not cache.exists():
-                        run(trees[commit], args, repos[commit])  # warmed first
-                    results[commit].append(run(trees[commit], args, repos[commit]))
+                        usage(trees[commit], args, repos[commit])  # warmed first
+                    results[commit].append(usage(trees[commit], args, repos[commit]))
             cells = [
                 f"{statistics.median(c for c, _ in r):.2f} s / {max(m for _, m in r):.0f} MiB" for r in results.values()
             ]

@@ -81,6 +81,11 @@ def _env(tree: Path) -> dict[str, str]:
 
 def cpu_seconds(tree: Path, args: list[str], cwd: Path) -> float:
     """CPU seconds (user + system) of one ``python -m gpulint ARGS`` run of this tree."""
+    return usage(tree, args, cwd)[0]
+
+
+def usage(tree: Path, args: list[str], cwd: Path) -> tuple[float, float]:
+    """(CPU seconds, user + system; peak RSS in MiB) of one ``python -m gpulint ARGS`` run of ``tree``, from wait4."""
     process = subprocess.Popen(
         [sys.executable, "-m", "gpulint", *args],
         cwd=cwd,
@@ -88,8 +93,8 @@ def cpu_seconds(tree: Path, args: list[str], cwd: Path) -> float:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    _, _, usage = os.wait4(process.pid, 0)
-    return usage.ru_utime + usage.ru_stime
+    _, _, used = os.wait4(process.pid, 0)
+    return used.ru_utime + used.ru_stime, used.ru_maxrss / 1024
 
 
 def probe(tree: Path, args: list[str], cwd: Path) -> tuple[int, int]:

@@ -5,6 +5,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# Two CPU nodes and one tainted GPU node, each with its hostname label: the cluster of the required pod affinity
+# trees (a GPU pod that follows a helper or a node-local cache; loft-sh/devpod-provider-kubernetes#63).
+TWO_CPU_ONE_GPU = """\
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: cpu-1, labels: {kubernetes.io/hostname: cpu-1}}, status: {allocatable: {cpu: "8", memory: 31Gi, pods: "110"}}}
+- {apiVersion: v1, kind: Node, metadata: {name: cpu-2, labels: {kubernetes.io/hostname: cpu-2}}, status: {allocatable: {cpu: "8", memory: 31Gi, pods: "110"}}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: gpu-1, labels: {kubernetes.io/hostname: gpu-1}}
+  spec: {taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]}
+  status: {allocatable: {cpu: "16", memory: 62Gi, pods: "110", nvidia.com/gpu: "1"}}
+"""
+
 NODE = {
     "apiVersion": "v1",
     "kind": "Node",

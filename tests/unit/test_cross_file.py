@@ -25,6 +25,7 @@ from conftest import REPO, run_cli
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from rule_harness import findings_of
+from support.inventories import TWO_CPU_ONE_GPU
 
 import gpulint.lint.run
 from gpulint.lint.config import Config
@@ -478,18 +479,6 @@ def test_the_generated_files_hold_objects_that_cross():
 # streamed or indexed run holds only what crosses (here the DaemonSet) and says nothing. A node-local cache: its
 # DaemonSet on the CPU nodes (no toleration for the GPU node's taint), a replica on the GPU node in another file;
 # the trainer follows the cache.
-_CACHE_NODES = """\
-apiVersion: v1
-kind: List
-items:
-- {apiVersion: v1, kind: Node, metadata: {name: cpu-1, labels: {kubernetes.io/hostname: cpu-1}}, status: {allocatable: {cpu: "8", memory: 31Gi, pods: "110"}}}
-- {apiVersion: v1, kind: Node, metadata: {name: cpu-2, labels: {kubernetes.io/hostname: cpu-2}}, status: {allocatable: {cpu: "8", memory: 31Gi, pods: "110"}}}
-- apiVersion: v1
-  kind: Node
-  metadata: {name: gpu-1, labels: {kubernetes.io/hostname: gpu-1}}
-  spec: {taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]}
-  status: {allocatable: {cpu: "16", memory: 62Gi, pods: "110", nvidia.com/gpu: "1"}}
-"""
 _CACHE_DAEMONSET = """\
 apiVersion: apps/v1
 kind: DaemonSet
@@ -545,7 +534,7 @@ def test_a_pod_affinity_peer_in_another_file_is_never_missed_by_a_split_run(tmp_
     for name, text in (("cache.yaml", _CACHE_DAEMONSET), ("cache-gpu.yaml", _CACHE_ON_GPU), ("trainer.yaml", _TRAINER)):
         (tree / name).write_text(text, encoding="utf-8")
     inventory = tmp_path / "nodes.yaml"
-    inventory.write_text(_CACHE_NODES, encoding="utf-8")
+    inventory.write_text(TWO_CPU_ONE_GPU, encoding="utf-8")
     args = ("check", str(tree), "--inventory", str(inventory))
     monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
     # one process holding every file: the replica on gpu-1 is a pod the trainer can join there

@@ -20,24 +20,13 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, run_cli
+from support.inventories import TWO_CPU_ONE_GPU
 
 import gpulint.lint.run
 from gpulint.lint.inputs.repo_index import CACHE_DIR, CACHE_FILE, CACHE_FORMAT
 
 # loft-sh/devpod-provider-kubernetes#63, as a tree of files: a GPU pod that follows a helper pod
 # by required pod affinity; the helper's replicas run where their own tolerations and node selector let them.
-NODES = """\
-apiVersion: v1
-kind: List
-items:
-- {apiVersion: v1, kind: Node, metadata: {name: cpu-1, labels: {kubernetes.io/hostname: cpu-1}}, status: {allocatable: {cpu: "8", memory: 31Gi, pods: "110"}}}
-- {apiVersion: v1, kind: Node, metadata: {name: cpu-2, labels: {kubernetes.io/hostname: cpu-2}}, status: {allocatable: {cpu: "8", memory: 31Gi, pods: "110"}}}
-- apiVersion: v1
-  kind: Node
-  metadata: {name: gpu-1, labels: {kubernetes.io/hostname: gpu-1}}
-  spec: {taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]}
-  status: {allocatable: {cpu: "16", memory: 62Gi, pods: "110", nvidia.com/gpu: "1"}}
-"""
 # A Deployment (it does not cross files: only its outline reaches another file's checks), on one node.
 HELPER = """\
 apiVersion: apps/v1
@@ -147,7 +136,7 @@ def test_every_way_of_reading_the_tree_judges_pod_affinity_alike(name, tmp_path,
     tree = tmp_path / "tree"
     write_tree(tree, files, trainer_text)
     inventory = tmp_path / "nodes.yaml"
-    inventory.write_text(NODES, encoding="utf-8")
+    inventory.write_text(TWO_CPU_ONE_GPU, encoding="utf-8")
     args = (str(tree), "--inventory", str(inventory))
     single = affinity_findings(*args, "--jobs", "1")
     assert [message.split("\n")[0] for *_, message in single] == expected
@@ -171,7 +160,7 @@ def test_without_outlines_the_index_says_nothing(tmp_path, monkeypatch):
     """The index's outlines are what the pre-commit verdict stands on: withheld, it abstains (the trap)."""
     files, trainer_text, expected = TREES["peer in another file, off the GPU node"]
     write_tree(tmp_path / "tree", files, trainer_text)
-    (tmp_path / "nodes.yaml").write_text(NODES, encoding="utf-8")
+    (tmp_path / "nodes.yaml").write_text(TWO_CPU_ONE_GPU, encoding="utf-8")
     subprocess.run(["git", "init", "-q", str(tmp_path / "tree")], check=True)
     one_file = (str(tmp_path / "tree" / "trainer.yaml"), "--inventory", str(tmp_path / "nodes.yaml"))
     assert [message.split("\n")[0] for *_, message in affinity_findings(*one_file)] == expected == [BLOCKED]
@@ -190,7 +179,7 @@ def test_a_cache_written_by_the_previous_format_is_dropped(tmp_path):
     files, trainer_text, expected = TREES["peer in another file, off the GPU node"]
     tree = tmp_path / "tree"
     write_tree(tree, files, trainer_text)
-    (tmp_path / "nodes.yaml").write_text(NODES, encoding="utf-8")
+    (tmp_path / "nodes.yaml").write_text(TWO_CPU_ONE_GPU, encoding="utf-8")
     subprocess.run(["git", "init", "-q", str(tree)], check=True)
     one_file = (str(tree / "trainer.yaml"), "--inventory", str(tmp_path / "nodes.yaml"))
     cold = affinity_findings(*one_file)
@@ -212,7 +201,7 @@ def test_outlines_not_as_written_send_their_file_to_the_index_again(tmp_path, wr
     files, trainer_text, expected = TREES["peer in another file, off the GPU node"]
     tree = tmp_path / "tree"
     write_tree(tree, files, trainer_text)
-    (tmp_path / "nodes.yaml").write_text(NODES, encoding="utf-8")
+    (tmp_path / "nodes.yaml").write_text(TWO_CPU_ONE_GPU, encoding="utf-8")
     subprocess.run(["git", "init", "-q", str(tree)], check=True)
     one_file = (str(tree / "trainer.yaml"), "--inventory", str(tmp_path / "nodes.yaml"))
     cold = affinity_findings(*one_file)
@@ -235,7 +224,7 @@ def test_pre_commit_judges_pod_affinity_with_the_peer_in_an_unchanged_file(tmp_p
     work = tmp_path / "gitops"
     write_tree(work, files, trainer_text.replace("train:1.0", "train:0.9"))
     (work / "cluster").mkdir()
-    (work / "cluster" / "nodes.yaml").write_text(NODES, encoding="utf-8")  # the inventory, not a manifest
+    (work / "cluster" / "nodes.yaml").write_text(TWO_CPU_ONE_GPU, encoding="utf-8")  # the inventory, not a manifest
     (work / ".gpulint.yaml").write_text("inventory: [cluster/nodes.yaml]\nexclude: [cluster]\n", encoding="utf-8")
     git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
     subprocess.run([*git, "init", "-q"], cwd=work, check=True)
