@@ -569,6 +569,13 @@ def _gang_with_pools(answer: GangAnswer, lines: list[str], status: str) -> str:
 
 def _pod_affinity_step(verdict: PodAffinityVerdict) -> Step:
     """InterPodAffinity, after the node filters: where the pods its required pod affinity names can run."""
+    if verdict.missing_key:  # the terms JobSet's pod webhook gives a leader pod: no node carries their key
+        lines = [
+            f"JobSet's pod webhook gives each Job's leader pod a required pod affinity and anti-affinity over "
+            f"{verdict.missing_key} (exclusive-topology), which no node the pod fits on carries",
+            verdict.fit.summary(),
+        ]
+        return Step("Inter-pod affinity", FAIL, lines)
     lines = [
         f"{len(verdict.terms)} required pod affinity term(s) over {verdict.topology()}; the linted pods they match: "
         f"{verdict.peers_text()}, which can run on {verdict.peer_nodes_text()}",

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpulint.kube.fields import dig, mapping
+from gpulint.kube.fields import dig, mapping, sequence
 from gpulint.kube.refs import Path
 
 GROUP = "jobset.x-k8s.io"
 EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 NODE_SELECTOR_STRATEGY = "alpha.jobset.sigs.k8s.io/node-selector"
+JOB_KEY = "jobset.sigs.k8s.io/job-key"  # the controller's label on a child Job's pods: a hash of its name
+PRIORITY_KEY = "jobset.sigs.k8s.io/priority"
 
 
 def exclusive_topology(data: dict[str, Any], site_path: Path) -> tuple[str, Path, bool] | None:
@@ -33,3 +35,28 @@ def exclusive_topology(data: dict[str, Any], site_path: Path) -> tuple[str, Path
             strategy = NODE_SELECTOR_STRATEGY in job or (found is not None and found[2])
             found = (job[EXCLUSIVE], (*site_path[:4], "metadata", "annotations", EXCLUSIVE), strategy)
     return found
+
+
+def leader_spec(spec: dict[str, Any], topology_key: str) -> dict[str, Any]:
+    """The leader pod's spec (completion index 0) as JobSet's pod webhook makes it (setExclusiveAffinities): a
+    required podAffinity to its own Job's pods and a podAntiAffinity to every other Job's of its priority, both
+    over ``topology_key`` in every namespace. The job key and priority are the controller's labels, whose values
+    no file holds: the selectors name the keys only."""
+    own = {"key": JOB_KEY, "operator": "In", "values": [f"<{JOB_KEY}>"]}
+    others = [
+        {"key": JOB_KEY, "operator": "Exists"},
+        {"key": JOB_KEY, "operator": "NotIn", "values": [f"<{JOB_KEY}>"]},
+        {"key": PRIORITY_KEY, "operator": "In", "values": [f"<{PRIORITY_KEY}>"]},
+    ]
+    affinity = mapping(spec.get("affinity"))
+    added = []
+    for field, expressions in (("podAffinity", [own]), ("podAntiAffinity", others)):
+        written = mapping(affinity.get(field))
+        term = {
+            "labelSelector": {"matchExpressions": expressions},
+            "topologyKey": topology_key,
+            "namespaceSelector": {},
+        }
+        terms = [*sequence(written.get("requiredDuringSchedulingIgnoredDuringExecution")), term]
+        added.append((field, {**written, "requiredDuringSchedulingIgnoredDuringExecution": terms}))
+    return {**spec, "affinity": {**affinity, **dict(added)}}

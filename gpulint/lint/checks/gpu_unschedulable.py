@@ -71,7 +71,13 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
         return
     affinity = pod_affinity_verdict(obj, site, inventory, empty)  # as explain
     if affinity is not None and affinity.blocked:
-        yield _pod_affinity(site, affinity, empty)
+        if not affinity.missing_key:
+            yield _pod_affinity(site, affinity, empty)
+        elif (
+            ctx.memo((RULE_ID, "jobset-exclusive", obj.document.path, obj.ref, affinity.at), lambda: site.path)
+            == site.path
+        ):
+            yield _exclusive(affinity, inventory)  # once per annotation: the JobSet's own is every replicatedJob's
         return
     if obj.kind != "DaemonSet" and not grows_any(fits):
         held = list(_daemons_hold(site, pod, empty, inventory))
@@ -462,6 +468,31 @@ def _pod_affinity(site: PodSpecSite, verdict: PodAffinityVerdict, empty: FitResu
             f"{peers} can run on {where}; this pod fits only on {own}",
             "pods outside the linted files that the selector matches are not known: place the pods it follows "
             "where it can run (tolerations, node selector), or drop the required pod affinity",
+        ),
+    )
+
+
+def _exclusive(verdict: PodAffinityVerdict, inventory: Resolver) -> Diagnostic:
+    """JobSet's pod webhook gives each Job's leader pod a required pod affinity and anti-affinity on the
+    exclusive-topology key, and no node the pod fits on carries it: no leader is scheduled, so no follower is
+    created. An error when the inventory's nodes are all there can be."""
+    key, proven = verdict.missing_key, inventory.node_labels_proven
+    carriers = [node.name for node in inventory.nodes if key in node.labels]
+    return Diagnostic(
+        RULE_ID,
+        verdict.at,
+        f"JobSet exclusive-topology '{key}': no node the pods may use has the label {key}, so no Job's leader pod "
+        "is scheduled and no follower pod is created",
+        severity=Severity.ERROR if proven else Severity.WARNING,
+        pinned=not proven,
+        notes=(
+            f"JobSet's pod webhook gives each Job's leader pod (completion index 0) a required podAffinity and "
+            f"podAntiAffinity with topologyKey {key}; the scheduler refuses every node without that label",
+            verdict.fit.summary(),
+            f"nodes that carry {key}, where the pods may not run: {first_and_more(carriers)}"
+            if carriers
+            else f"no node has the label {key}",
+            "name a node label that marks the domains (each Job is placed alone in one), such as the node pool's",
         ),
     )
 

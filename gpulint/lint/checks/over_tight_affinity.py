@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from gpulint.kube import jobset_placement
 from gpulint.kube.fields import dig, mapping, sequence
 from gpulint.kube.pools.labels import GROUP_ONLY_LABELS, POOL_LABELS
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, Requirement, pod_requirements
 from gpulint.kube.wording import first_and_more
-from gpulint.kube.workloads import PodSpecSite, api_group, effective_pod_spec
+from gpulint.kube.workloads import PodSpecSite, effective_pod_spec
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.linted_set import LintedSet
@@ -59,7 +58,6 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     if site.completed_by:
         return  # the selector that applies may come from the object that completes the pod
     pod = pod_requirements(effective_pod_spec(obj.kind, site.spec), facts=obj.facts)
-    yield from _jobset_exclusive(obj, site, pod, ctx)
     if not pod.requirements():
         return  # no constraint, or only empty terms (which match nothing: gpu-unschedulable says so)
     written: frozenset[str] = ctx.memo((RULE_ID, "nfd-labels"), lambda: nfd_rule_labels(ctx.resolver.linted))
@@ -75,44 +73,6 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     )
     for relative_path, message, severity, pinned, notes in verdicts:
         yield Diagnostic(RULE_ID, (*site.path, *relative_path), message, severity=severity, pinned=pinned, notes=notes)
-
-
-def _jobset_exclusive(
-    obj: KubeObject, site: PodSpecSite, pod: PodRequirements, ctx: CheckContext
-) -> Iterator[Diagnostic]:
-    """JobSet's pod webhook gives each Job's leader pod a required pod affinity and anti-affinity on the
-    exclusive-topology key; the scheduler's InterPodAffinity filter refuses a node without that label (k8s
-    pkg/scheduler/framework/plugins/interpodaffinity/filtering.go satisfyPodAffinity: "All topology labels must
-    exist on the node"), so with no node the pod may use carrying it, no leader is scheduled and no follower
-    is created. Said once per annotation: the JobSet's own is every replicatedJob's."""
-    inventory = ctx.resolver
-    if obj.kind != "JobSet" or api_group(obj.api_version) != jobset_placement.GROUP or inventory.pools:
-        return
-    found = jobset_placement.exclusive_topology(obj.data, site.path)
-    if found is None or found[2] or not found[0]:
-        return  # none, or the node-selector strategy: the pods select the nodes hack/label_nodes.py labelled
-    key, path, _ = found
-    groups = inventory.model.matching_groups(pod)
-    if not groups or any(key in group.representative.labels for group in groups):
-        return  # no node at all is another finding; a labelled node can take the leader
-    said = (RULE_ID, "jobset-exclusive", obj.document.path, obj.ref, path)
-    if ctx.memo(said, lambda: site.path) != site.path:
-        return  # the JobSet's annotation, said at its first replicatedJob already
-    proven = inventory.node_labels_proven
-    yield Diagnostic(
-        RULE_ID,
-        path,
-        f"JobSet exclusive-topology '{key}': no node the pods may use has the label {key}, so no Job's leader pod "
-        "is scheduled and no follower pod is created",
-        severity=Severity.ERROR if proven else Severity.WARNING,
-        pinned=not proven,
-        notes=(
-            f"JobSet's pod webhook gives each Job's leader pod (completion index 0) a required podAffinity and "
-            f"podAntiAffinity with topologyKey {key}; the scheduler refuses every node without that label",
-            values_in_cluster(key, inventory.nodes),
-            "name a node label that marks the domains (each Job is placed alone in one), such as the node pool's",
-        ),
-    )
 
 
 # Node Feature Discovery's default label namespace: a rule's label name without one gets it (NFD nfd-master).

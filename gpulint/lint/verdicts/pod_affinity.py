@@ -11,9 +11,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from gpulint.kube import jobset_placement
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.pod_affinity import REASON_POD_AFFINITY, AffinityTerm, required_affinity_terms, unfilled_labels
-from gpulint.kube.refs import ObjectLike
+from gpulint.kube.refs import ObjectLike, Path
 from gpulint.kube.scheduler import FitResult, NodeGroup, NodeInfo, pod_requirements
 from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, template_metadata
@@ -28,6 +29,8 @@ class PodAffinityVerdict:
     peers: tuple[str, ...]  # the linted pod templates every term matches ("Pod/devpod/helper")
     peer_nodes: tuple[str, ...]  # the nodes where one of them passes the scheduler's filters
     fit: FitResult  # the pod's verdict with InterPodAffinity's filter run on the nodes that passed the others
+    missing_key: str = ""  # a topology key of the terms JobSet's pod webhook adds that no usable node carries
+    at: Path = ()  # then: the exclusive-topology annotation that makes the webhook add them
 
     @property
     def blocked(self) -> bool:
@@ -77,18 +80,29 @@ def _templates(linted: LintedSet) -> tuple[_Template, ...]:
 def pod_affinity_verdict(
     obj: ObjectLike, site: PodSpecSite, resolver: Resolver, fit: FitResult
 ) -> PodAffinityVerdict | None:
-    """The verdict once the pod's required pod affinity is judged; None when it cannot be: no term, no node fits
+    """The verdict once the pod's required pod affinity is judged, with the terms JobSet's pod webhook gives a
+    leader pod of exclusive placement (blocked when no node that fits carries their topology key: the filter
+    refuses a node without it, 'All topology labels must exist on the node'); None when it cannot be: no term, no node fits
     already (the other filters' finding), node pools that may add nodes for both pods, the pod matching its own
     terms (the scheduler lets the first one pass), a selector on a label a controller adds, or no linted pod
     matching (pods outside the linted files may), a label, selector or namespace still to be filled in (the pod's,
     or that of a template it may then match), or a linted set without every pod template of the files applied
     (a run through the repository index without outlines: a pod of another file that can reach the pod's nodes
     may match)."""
-    if not fit.fits or resolver.pools or not resolver.linted.pods_whole:
+    if not fit.fits or resolver.pools:
         return None
     namespace = obj.ref.namespace
     labels = mapping(template_metadata(obj.data, site).get("labels"))
-    terms = required_affinity_terms(site.spec, labels, namespace)
+    exclusive = _jobset_exclusive(obj, site)
+    spec = jobset_placement.leader_spec(site.spec, exclusive[0]) if exclusive else site.spec
+    terms = required_affinity_terms(spec, labels, namespace)
+    if exclusive and not any(exclusive[0] in node.labels for node in fit.fitting):
+        reasons = Counter(fit.reasons)
+        reasons[REASON_POD_AFFINITY] += fit.fitting_count
+        judged = FitResult(fit.total, [], reasons, fit.failing)
+        return PodAffinityVerdict(terms, (), (), judged, missing_key=exclusive[0], at=exclusive[1])
+    if not resolver.linted.pods_whole:
+        return None
     if not terms or any(term.uses_controller_labels() or term.unfilled for term in terms) or unfilled_labels(labels):
         return None
     if all(term.matches(labels, namespace) for term in terms):
@@ -129,3 +143,15 @@ def pod_affinity_verdict(
         reasons[REASON_POD_AFFINITY] += failing
     judged = FitResult(fit.total, passing, reasons, fit.failing)
     return PodAffinityVerdict(terms, tuple(peers), tuple(sorted(nodes)), judged)
+
+
+def _jobset_exclusive(obj: ObjectLike, site: PodSpecSite) -> tuple[str, Path] | None:
+    """(topology key, the annotation) when JobSet's pod webhook gives the leader pods of ``site``'s Jobs
+    exclusive-placement affinities (kube/jobset_placement): a JobSet's exclusive-topology annotation without
+    the node-selector strategy, under which the pods select nodes a script labelled instead."""
+    if obj.ref.kind != "JobSet" or obj.ref.group != jobset_placement.GROUP:
+        return None
+    found = jobset_placement.exclusive_topology(obj.data, site.path)
+    if found is None or found[2] or not found[0]:
+        return None
+    return found[0], found[1]
