@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import DATA, REPO, run_cli
+from support.inventories import TWO_CPU_ONE_GPU
 
 FLEET = str(DATA / "fleet")
 DRA = str(DATA / "dra")
@@ -600,25 +601,14 @@ spec:
   containers:
   - {name: devpod, image: ghcr.io/loft-sh/dockerless:0.1.4, resources: {limits: {nvidia.com/gpu: 1}}}
 """
-DEVPOD_NODES = """\
-apiVersion: v1
-kind: List
-items:
-- {apiVersion: v1, kind: Node, metadata: {name: cpu-1, labels: {kubernetes.io/hostname: cpu-1}}, status: {allocatable: {cpu: "8", memory: 31Gi, pods: "110"}}}
-- apiVersion: v1
-  kind: Node
-  metadata: {name: gpu-1, labels: {kubernetes.io/hostname: gpu-1}}
-  spec: {taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]}
-  status: {allocatable: {cpu: "16", memory: 62Gi, pods: "110", nvidia.com/gpu: "1"}}
-"""
 
 
 def test_required_pod_affinity_is_a_step_of_explain(write):
-    """check's warning and explain's step read one verdict: the helper runs on cpu-1 only, the workspace fits
-    gpu-1 only, and InterPodAffinity refuses it there."""
+    """check's warning and explain's step read one verdict: the helper runs on the CPU nodes only, the workspace
+    fits gpu-1 only, and InterPodAffinity refuses it there."""
     path = write("devpod.yaml", DEVPOD)
-    inventory = write("nodes.yaml", DEVPOD_NODES)
-    summary = "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match pod affinity rules."
+    inventory = write("nodes.yaml", TWO_CPU_ONE_GPU)
+    summary = "0/3 nodes are available: 1 node(s) didn't match pod affinity rules, 2 Insufficient nvidia.com/gpu."
     (finding,) = check(path, str(inventory)).json()["findings"]
     assert (finding["rule"], finding["severity"], finding["line"]) == ("gpu-unschedulable", "warning", 21)
     assert summary in finding["notes"]
@@ -629,7 +619,7 @@ def test_required_pod_affinity_is_a_step_of_explain(write):
         "status": "FAIL",
         "lines": [
             "1 required pod affinity term(s) over kubernetes.io/hostname; the linted pods they match: "
-            "Pod/devpod/ws-helper, which can run on cpu-1",
+            "Pod/devpod/ws-helper, which can run on cpu-1, cpu-2",
             summary,
         ],
     }
