@@ -1,14 +1,21 @@
-"""What the live inventory keeps of a DaemonSet and a ComputeClass: the least data, and all the models read."""
+"""What the live inventory keeps of a DaemonSet, a ComputeClass and a MutatingWebhookConfiguration: the least data,
+and all the models read."""
 
 from __future__ import annotations
 
 import copy
 from fractions import Fraction
 
+from gpulint.kube.mutating_webhooks import CreateRequest, Scope, mutating_webhooks
 from gpulint.kube.pools.gke import ComputeClass, compute_class, gke_auto_creation
 from gpulint.kube.scheduler import pod_requirements
 from gpulint.kube.workloads import effective_pod_spec
-from gpulint.lint.world.live_inventory import INVENTORY_APIS, compute_class_essentials, daemon_set_essentials
+from gpulint.lint.world.live_inventory import (
+    INVENTORY_APIS,
+    compute_class_essentials,
+    daemon_set_essentials,
+    mutating_webhook_essentials,
+)
 
 # Shaped like EKS's aws-node (amazon-vpc-cni-k8s chart) with a native sidecar: host network, an init container,
 # required node affinity, every taint tolerated; plus a pod overhead (a RuntimeClass's) and a nodeSelector.
@@ -169,3 +176,48 @@ def test_both_are_read_cluster_wide_at_their_served_versions():
     assert daemons.collection_path("v1") == "/apis/apps/v1/daemonsets" and daemons.whole_kind
     assert classes.collection_path("v1") == "/apis/cloud.google.com/v1/computeclasses" and classes.whole_kind
     assert not daemons.optional and not classes.optional
+
+
+# Shaped like Istio's sidecar injector registration (istiod chart, trimmed): a caBundle of a few KB, two webhooks told
+# apart by their namespace and object selectors.
+INJECTOR = {
+    "apiVersion": "admissionregistration.k8s.io/v1",
+    "kind": "MutatingWebhookConfiguration",
+    "metadata": {"name": "istio-sidecar-injector", "uid": "uid-injector", "resourceVersion": "812", "labels": {}},
+    "webhooks": [
+        {
+            "name": f"{prefix}.sidecar-injector.istio.io",
+            "admissionReviewVersions": ["v1"],
+            "sideEffects": "None",
+            "failurePolicy": "Fail",
+            "reinvocationPolicy": "Never",
+            "clientConfig": {
+                "service": {"name": "istiod", "namespace": "istio-system", "path": "/inject", "port": 443},
+                "caBundle": "LS0tLS1CRUdJTi" * 300,
+            },
+            "namespaceSelector": {"matchLabels": {label: "enabled"}},
+            "objectSelector": {
+                "matchExpressions": [{"key": "sidecar.istio.io/inject", "operator": "NotIn", "values": ["false"]}]
+            },
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}],
+        }
+        for prefix, label in (("namespace", "istio-injection"), ("object", "istio.io/rev"))
+    ],
+}
+
+
+def test_a_mutating_webhook_is_kept_without_where_it_is_served_and_matches_as_written():
+    kept = mutating_webhook_essentials(copy.deepcopy(INJECTOR))
+    assert all("clientConfig" not in webhook for webhook in kept["webhooks"])
+    assert len(str(kept)) < len(str(INJECTOR)) // 5
+    assert kept["metadata"] == {"name": "istio-sidecar-injector", "uid": "uid-injector", "resourceVersion": "812"}
+    for labels, names in (
+        ({"istio-injection": "enabled"}, ["namespace.sidecar-injector.istio.io"]),
+        ({"istio.io/rev": "enabled"}, ["object.sidecar-injector.istio.io"]),
+        ({}, []),
+    ):
+        request = CreateRequest("", "v1", "pods", Scope.NAMESPACED, {}, labels)
+        assert list(mutating_webhooks(kept, request)) == list(mutating_webhooks(INJECTOR, request)) == names
+    apis = {api.kind: api for api in INVENTORY_APIS}
+    assert apis["MutatingWebhookConfiguration"].essentials is mutating_webhook_essentials
+    assert apis["ValidatingAdmissionPolicy"].whole_kind and apis["ValidatingAdmissionPolicyBinding"].whole_kind

@@ -685,3 +685,148 @@ def test_live_inventory_follows_machines_and_the_autoscalers_taint_flags(cluster
         cluster.kubectl("delete", "node", "capi-0", "--ignore-not-found", check=False)
         for crd in CAPI_CRDS:  # their objects go with them
             cluster.kubectl("delete", "crd", crd["metadata"]["name"], "--ignore-not-found", check=False)
+
+
+# --- the cluster's own admission: ValidatingAdmissionPolicies and mutating webhooks -------------------------
+
+POLICED = "gpulint.example.com/policed"  # only pods with this label are bound: the other tests' pods are not
+TEAM_POLICY = {
+    "apiVersion": "admissionregistration.k8s.io/v1",
+    "kind": "ValidatingAdmissionPolicy",
+    "metadata": {"name": "gpu-team"},
+    "spec": {
+        "failurePolicy": "Fail",
+        "matchConstraints": {
+            "resourceRules": [
+                {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
+            ]
+        },
+        "validations": [
+            {
+                "expression": "has(object.metadata.labels) && 'team' in object.metadata.labels",
+                "message": "a GPU pod names its team",
+            }
+        ],
+    },
+}
+
+
+def team_binding(action: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": f"gpu-team-{action.lower()}"},
+        "spec": {
+            "policyName": "gpu-team",
+            "validationActions": [action],
+            "matchResources": {"objectSelector": {"matchLabels": {POLICED: "true"}}},
+        },
+    }
+
+
+# Shaped like a sidecar injector's registration (Istio's, the Kubeflow PodDefaults'): pods it selects get containers
+# and fields from it. Served nowhere (the port is closed, and failurePolicy Ignore): the API server goes on without it.
+NAMER = {
+    "apiVersion": "admissionregistration.k8s.io/v1",
+    "kind": "MutatingWebhookConfiguration",
+    "metadata": {"name": "namer"},
+    "webhooks": [
+        {
+            "name": "namer.example.com",
+            "admissionReviewVersions": ["v1"],
+            "sideEffects": "None",
+            "failurePolicy": "Ignore",
+            "timeoutSeconds": 2,
+            "clientConfig": {"url": "https://127.0.0.1:1/mutate", "caBundle": base64.b64encode(b"-" * 64).decode()},
+            "objectSelector": {"matchLabels": {"inject.example.com/names": "true"}},
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}],
+        }
+    ],
+}
+
+
+def test_live_inventory_reads_the_clusters_admission_policies_as_the_api_server_enforces_them(cluster, tmp_path):
+    """A ValidatingAdmissionPolicy bound with Deny, created in the API server: `gpulint check --live-inventory`
+    (as the chart's ServiceAccount) refuses the pod in the API server's own words, which the API server then
+    gives to kubectl; a pod the binding does not select is admitted by both."""
+    policed = pod("policed", 1)
+    policed["metadata"]["labels"] = {POLICED: "true"}
+    free = pod("free", 1)
+    live = ("--live-inventory", "--kubeconfig", str(cluster.webhook_kubeconfig), "--no-live-pods", "--format", "json")
+
+    def rejections(obj: dict[str, Any]) -> list[str]:
+        manifest = tmp_path / f"{obj['metadata']['name']}.yaml"
+        manifest.write_text(yaml.safe_dump(obj))
+        found = json.loads(run_cli("check", str(manifest), *live).stdout)["findings"]
+        return [f["message"] for f in found if f["rule"] == "api-rejected"]
+
+    assert rejections(policed) == []
+    try:
+        cluster.apply(TEAM_POLICY, team_binding("Deny"))
+        wait(lambda: "denied request" in cluster.create(policed, "--dry-run=server").stderr, 30)
+        refused = cluster.create(policed, "--dry-run=server")
+        words = (
+            "ValidatingAdmissionPolicy 'gpu-team' with binding 'gpu-team-deny' denied request: a GPU pod names its team"
+        )
+        assert refused.returncode != 0 and words in refused.stderr, refused.stderr
+        assert rejections(policed) == [f"the API server rejects this object: {words}"]
+        assert cluster.create(free, "--dry-run=server").returncode == 0 and rejections(free) == []
+    finally:
+        cluster.kubectl(
+            "delete", "validatingadmissionpolicybinding", "gpu-team-deny", "--ignore-not-found", check=False
+        )
+        cluster.kubectl("delete", "validatingadmissionpolicy", "gpu-team", "--ignore-not-found", check=False)
+
+
+def test_the_webhooks_live_inventory_follows_admission_policies_as_they_are_bound_and_unbound(cluster, tools, tmp_path):
+    """A Warn binding created and deleted while `gpulint serve` runs: the API server warns, and gpulint's own
+    warning (api-rejected, from the policy its live inventory watched in) comes and goes with it."""
+    policed = pod("policed", 1)
+    policed["metadata"]["labels"] = {POLICED: "true"}
+    ours = "Warning: gpulint api-rejected"
+    with gpulint_webhook(cluster, tools["helm"], tmp_path, dryRun=False, failurePolicy="Fail") as server:
+        warned = lambda: cluster.create(policed, "--dry-run=server").stderr  # noqa: E731
+        assert ours not in warned()
+        try:
+            cluster.apply(TEAM_POLICY, team_binding("Warn"))
+            wait(lambda: ours in warned(), 30, warned)
+            said = warned()
+            assert "Validation failed for ValidatingAdmissionPolicy 'gpu-team' with binding 'gpu-team-warn'" in said
+            listed = server.events("live_inventory_discovered")
+            assert any(
+                "ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io/v1" in e["served"] for e in listed
+            )
+            cluster.kubectl("delete", "validatingadmissionpolicybinding", "gpu-team-warn")
+            wait(lambda: ours not in warned(), 30, warned)
+        finally:
+            cluster.kubectl(
+                "delete", "validatingadmissionpolicybinding", "gpu-team-warn", "--ignore-not-found", check=False
+            )
+            cluster.kubectl("delete", "validatingadmissionpolicy", "gpu-team", "--ignore-not-found", check=False)
+
+
+def test_live_inventory_reads_the_mutating_webhooks_the_api_server_calls_before_its_schema_check(cluster, tmp_path):
+    """A pod whose container has no name: the API server refuses it (spec.containers[0].name: Required value) and
+    so does gpulint; once a MutatingWebhookConfiguration that selects the pod is registered, gpulint reads it live
+    and no longer calls the name missing (the webhook may set it), while a pod it does not select stays refused."""
+    nameless = pod("nameless", 1)
+    del nameless["spec"]["containers"][0]["name"]
+    injected = json.loads(json.dumps(nameless))
+    injected["metadata"]["labels"] = {"inject.example.com/names": "true"}
+    live = ("--live-inventory", "--kubeconfig", str(cluster.webhook_kubeconfig), "--no-live-pods", "--format", "json")
+
+    def missing(obj: dict[str, Any], name: str) -> list[str]:
+        manifest = tmp_path / f"{name}.yaml"
+        manifest.write_text(yaml.safe_dump(obj))
+        found = json.loads(run_cli("check", str(manifest), *live).stdout)["findings"]
+        return [f["message"] for f in found if f["rule"] == "schema-invalid"]
+
+    refused = cluster.create(nameless, "--dry-run=server")
+    assert refused.returncode != 0 and "spec.containers[0].name: Required value" in refused.stderr, refused.stderr
+    assert any("Required value" in m for m in missing(injected, "injected"))
+    try:
+        cluster.apply(NAMER)
+        assert missing(injected, "injected") == []
+        assert any("Required value" in m for m in missing(nameless, "nameless"))
+    finally:
+        cluster.kubectl("delete", "mutatingwebhookconfiguration", "namer", "--ignore-not-found", check=False)

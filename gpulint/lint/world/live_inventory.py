@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from gpulint.kube.fields import mapping, sequence
+from gpulint.kube.mutating_webhooks import GROUP as ADMISSION_GROUP
 from gpulint.kube.pools.autoscaler_taints import autoscaler_taint_config
 from gpulint.kube.pools.capi import CapiIndex
 from gpulint.kube.pools.gke import gke_auto_creation
@@ -193,6 +194,17 @@ def compute_class_essentials(item: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": item["apiVersion"], "kind": item["kind"], "metadata": _identity(item), "spec": spec}
 
 
+def mutating_webhook_essentials(item: dict[str, Any]) -> dict[str, Any]:
+    """A MutatingWebhookConfiguration as gpulint/kube/mutating_webhooks.py reads it: each webhook's name and what it
+    matches (rules, matchPolicy, selectors, matchConditions), not where it is served (clientConfig: its caBundle is
+    most of the object's bytes)."""
+    webhooks = [
+        {key: value for key, value in webhook.items() if key != "clientConfig"}
+        for webhook in map(mapping, sequence(item.get("webhooks")))
+    ]
+    return {"apiVersion": item["apiVersion"], "kind": item["kind"], "metadata": _identity(item), "webhooks": webhooks}
+
+
 # What the inventory reads, as a table keyed by kind: how the API serves each (group, versions newest first,
 # plural, scope) is its row in lint/world/kinds.py; here only how it is read. The RBAC of the Helm chart
 # (deploy/chart) grants list and watch on exactly these (tests/integration/test_chart.py holds the two together).
@@ -259,6 +271,12 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     InventoryApi(
         BY_KEY["apps", "Deployment"], namespace=STATUS_NAMESPACE, whole_kind=False, essentials=autoscaler_essentials
     ),
+    # The cluster's own admission: its ValidatingAdmissionPolicies with their bindings (api-rejected judges an object
+    # by those that bind it) and the mutating webhooks the API server calls before it validates an object
+    # (schema-invalid: a required field such a webhook may add is not missing). Read whole: few and small.
+    InventoryApi(BY_KEY[ADMISSION_GROUP, "ValidatingAdmissionPolicy"]),
+    InventoryApi(BY_KEY[ADMISSION_GROUP, "ValidatingAdmissionPolicyBinding"]),
+    InventoryApi(BY_KEY[ADMISSION_GROUP, "MutatingWebhookConfiguration"], essentials=mutating_webhook_essentials),
     # A CRD's schema validates its instances (gpulint/lint/crd_schema.py) instead of the bundled one:
     # kept are its names and each version's schema, without descriptions (most of its bytes).
     InventoryApi(
