@@ -12,10 +12,13 @@ found to support predictor with model type"). A tie decided by creationTimestamp
 runtime is chosen then.
 
 The installed runtimes: config/runtimes/*.yaml and the Helm chart (charts/kserve-resources
-templates/clusterservingruntimes.yaml v0.11-v0.15, charts/kserve-runtime-configs from v0.16) of v0.11.0 to
-v0.20.0. The chart, which hack/quick_install.sh installs from v0.14.0 on, gives kserve-huggingfaceserver no
-/dev/shm unless kserve.servingruntime.huggingfaceserver.devShm.enabled (false by default; the YAML install's
-copy mounts one from v0.14.0, kserve#3910): the table keeps the chart's defaults. Every runtime's
+templates/clusterservingruntimes.yaml v0.11-v0.16, charts/kserve-runtime-configs from v0.17) of v0.11.0 to
+v0.20.0. kserve-huggingfaceserver's /dev/shm: no install of v0.11-v0.13 mounts one; from v0.14.0 the YAML
+install's copy does (kserve#3910), while the chart of v0.14.0-v0.16.0 does only with
+kserve.servingruntime.huggingfaceserver.devShm.enabled (false by default); from v0.17.0 the chart deep-merges
+its values into the YAML install's runtimes (templates/runtimes/resources.yaml, kserve-common.deepMerge keeps
+the volumeMounts and volumes the values do not replace), so every install mounts one (helm template of
+v0.14.0-v0.20.0 checked). The table keeps the chart's defaults. Every runtime's
 kserve-container requests and limits 1 CPU and 2Gi. The multi-node runtime (kserve-huggingfaceserver-multinode,
 v0.15.0 on) is not in the table: a predictor with a workerSpec gets no built-in runtime here.
 """
@@ -61,8 +64,9 @@ class BuiltIn:
     args: tuple[str, ...]
     eras: tuple[Era, ...]  # oldest first; the runtime is not installed before the first
     command: tuple[str, ...] = ()
-    # from v0.<minor> one way of installing KServe mounts a memory-backed /dev/shm in it and another does not
-    dev_shm_by_install_since: int | None = None
+    # (from, every): from v0.<from> the YAML install mounts a memory-backed /dev/shm in it and the chart only when
+    # its values say so; from v0.<every> every install does
+    dev_shm_by_install: tuple[int, int] | None = None
 
     def era(self, minor: int) -> Era | None:
         return next((era for era in reversed(self.eras) if era.since <= minor), None)
@@ -121,7 +125,7 @@ BUILT_IN: tuple[BuiltIn, ...] = (
         "kserve/huggingfaceserver",
         ("--model_name={{.Name}}",),
         (Era(12, (_f("huggingface", "1", 1),), ("v2", "v1")),),
-        dev_shm_by_install_since=14,  # the YAML install's copy mounts one (kserve#3910), the chart's does not
+        dev_shm_by_install=(14, 17),  # the YAML install's copy mounts one (kserve#3910); the chart's from v0.17
     ),
     BuiltIn(
         "kserve-tritonserver",
@@ -340,8 +344,31 @@ def _pod_of(runtime: dict[str, Any]) -> tuple[str, str]:
     return text(dig(runtime, "metadata", "name")), repr(sorted(spec.items()))
 
 
+@dataclass(frozen=True)
+class KServeInstall:
+    """A KServe install as far as the files show it: its release v0.<minor>, and when KServe's chart installs it,
+    whether its values mount /dev/shm in kserve-huggingfaceserver (None: not the chart, or values not known)."""
+
+    minor: int
+    chart_dev_shm: bool | None = None
+
+
 def dev_shm_depends_on_install(name: str) -> bool:
-    """Whether the built-in runtime ``name`` has a /dev/shm in some release's install and none in another: the
-    release and the way KServe was installed are not in the files, so its /dev/shm is not known."""
+    """Whether the built-in runtime ``name`` has a /dev/shm in some release's install and none in another: then
+    only the install decides it (``dev_shm_mounted``)."""
     found = next((b for b in BUILT_IN if b.name == name), None)
-    return found is not None and found.dev_shm_by_install_since is not None
+    return found is not None and found.dev_shm_by_install is not None
+
+
+def dev_shm_mounted(name: str, install: KServeInstall) -> bool | None:
+    """Whether that install's built-in runtime ``name`` mounts a memory-backed /dev/shm; None: not known (a
+    release whose YAML install and chart differ, installed in a way the files do not say)."""
+    found = next((b for b in BUILT_IN if b.name == name), None)
+    if found is None or found.dev_shm_by_install is None:
+        return False
+    since, every = found.dev_shm_by_install
+    if install.minor < since:
+        return False
+    if install.minor >= every:
+        return True
+    return install.chart_dev_shm

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gpulint.kube.kserve_runtimes import BUILT_IN, choose, choose_installed
+from gpulint.kube.kserve_runtimes import BUILT_IN, KServeInstall, choose, choose_installed, dev_shm_mounted
 
 RELEASES = Path(__file__).parent.parent / "data" / "kserve-runtimes"
 
@@ -110,3 +110,24 @@ def test_a_cluster_runtime_of_a_built_in_name_replaces_it() -> None:
 
 def test_a_multinode_predictor_gets_no_single_node_runtime() -> None:
     assert choose_installed(_isvc_model("huggingface"), [], [], multinode=True).runtime is None
+
+
+@pytest.mark.parametrize("release", sorted(p.stem for p in RELEASES.glob("v*.yaml")))
+def test_the_yaml_installs_dev_shm_is_what_the_table_says_of_an_install_not_the_chart(release: str) -> None:
+    """The YAML install of each release (its config/runtimes): a /dev/shm mount in kserve-huggingfaceserver exactly
+    where the table says one is mounted, or that only the chart's values decide; its chart differs in v0.14-v0.16."""
+    installed = _upstream(release).get("kserve-huggingfaceserver")
+    minor = int(release.split(".")[1])
+    if installed is None:  # before v0.12: not installed, and not in the table
+        assert next(b for b in BUILT_IN if b.name == "kserve-huggingfaceserver").runtime(minor) is None
+        return
+    spec = installed["spec"]
+    mounts = {m["mountPath"] for c in spec["containers"] for m in c.get("volumeMounts") or []}
+    chart_off, chart_on = (
+        dev_shm_mounted("kserve-huggingfaceserver", KServeInstall(minor, on)) for on in (False, True)
+    )
+    unknown = dev_shm_mounted("kserve-huggingfaceserver", KServeInstall(minor))
+    if "/dev/shm" in mounts:
+        assert chart_on is True and (unknown is None) == (chart_off is False)
+    else:
+        assert chart_off is chart_on is unknown is False

@@ -9,7 +9,7 @@ from typing import Any
 from gpulint.kube.commandline import container_commands, dataloader_workers, image_name
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.kserve import SELECTED_RUNTIME, installed_runtime
-from gpulint.kube.kserve_runtimes import dev_shm_depends_on_install
+from gpulint.kube.kserve_runtimes import dev_shm_depends_on_install, dev_shm_mounted
 from gpulint.kube.pod_views import ARGO_PARAMETERS, argo_storage_known
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
@@ -70,24 +70,36 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
             yield _small_finding(site, container, reason, *small)
         elif reason:
             affected.append(_Unmounted(path, container, *reason, family.collective_shm))
-    if affected and not _shm_depends_on_install(obj, site):
-        yield _finding(site, affected, _installed_runtime_note(obj, site))
-
-
-def _shm_depends_on_install(obj: KubeObject, site: PodSpecSite) -> bool:
-    """A predictor completed by a built-in runtime whose /dev/shm the way KServe was installed decides: unknown."""
-    runtime = installed_runtime(obj.data) if site.path == ("spec", "predictor") else ""
-    return bool(runtime) and dev_shm_depends_on_install(runtime)
-
-
-def _installed_runtime_note(obj: KubeObject, site: PodSpecSite) -> str:
-    """Why an InferenceService's predictor, completed by a runtime the files do not hold, is judged at all."""
+    if not affected:
+        return
     runtime = installed_runtime(obj.data) if site.path == ("spec", "predictor") else ""
     if not runtime:
+        yield _finding(site, affected, "")
+    elif not dev_shm_depends_on_install(runtime):
+        yield _finding(
+            site, affected, _installed_runtime_note(runtime, "KServe's Helm chart installs it", " (its default values)")
+        )
+    else:
+        installed = _install_without_shm(runtime, ctx)
+        if installed:
+            yield _finding(site, affected, _installed_runtime_note(runtime, installed))
+
+
+def _install_without_shm(runtime: str, ctx: CheckContext) -> str:
+    """Where the files say how KServe is installed, when every install they show gives the built-in ``runtime``
+    no /dev/shm ("" when none is shown, or one mounts it or may: the release decides, kube/kserve_runtimes)."""
+    found = ctx.resolver.kserve_installs()
+    if not found or any(dev_shm_mounted(runtime, f.install) is not False for f in found):
         return ""
+    releases = ", ".join(sorted({f"v0.{f.install.minor} ({f.where})" for f in found}))
+    return f"KServe {releases} installs it"
+
+
+def _installed_runtime_note(runtime: str, installed: str, why: str = "") -> str:
+    """Why an InferenceService's predictor, completed by a runtime the files do not hold, is judged at all."""
     return (
         f"the predictor's runtime is ClusterServingRuntime/{runtime}, which KServe selects for its model format "
-        "(autoSelect): KServe's Helm chart installs it with no /dev/shm (its default values)"
+        f"(autoSelect): {installed} with no /dev/shm{why}"
     )
 
 

@@ -46,6 +46,7 @@ from gpulint.lint.world.inventory import (
     slices_by_node,
 )
 from gpulint.lint.world.kinds import KINDS, Declared
+from gpulint.lint.world.kserve_install import FoundInstall, kserve_installs
 from gpulint.lint.world.rejections import Rejection
 
 if TYPE_CHECKING:  # the admission models are imported where a run meets a queue or a namespace policy
@@ -758,6 +759,10 @@ class Resolver:
                     return kserve.BoundInferenceService(data, runtime)
             return data
         return self._with_crd_templates(data)
+
+    def kserve_installs(self) -> tuple[FoundInstall, ...]:
+        """The KServe releases the linted files install (lint/world/kserve_install.py)."""
+        return kserve_installs(self.linted)
 
     def _kserve_chosen_runtime(self, isvc: dict[str, Any], namespace: str) -> dict[str, Any] | None:
         """The runtime KServe selects for a predictor whose model names none (kube/kserve_runtimes): among the
