@@ -830,3 +830,71 @@ def test_live_inventory_reads_the_mutating_webhooks_the_api_server_calls_before_
         assert any("Required value" in m for m in missing(nameless, "nameless"))
     finally:
         cluster.kubectl("delete", "mutatingwebhookconfiguration", "namer", "--ignore-not-found", check=False)
+
+
+TIME_SLICING = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: time-slicing-config
+  namespace: gpu-operator
+data:
+  tesla-t4: |-
+    version: v1
+    sharing:
+      timeSlicing:
+        renameByDefault: true
+        resources:
+        - name: nvidia.com/gpu
+          replicas: 4
+---
+apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata:
+  name: cluster-policy
+spec:
+  devicePlugin:
+    enabled: true
+    config:
+      name: time-slicing-config
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: notebook
+  namespace: ml
+spec:
+  containers:
+  - name: notebook
+    image: quay.io/jupyter/pytorch-notebook:cuda12-2024-05-27
+    resources:
+      limits:
+        nvidia.com/gpu.shared: 1
+"""
+
+
+def test_live_nodes_say_whether_a_label_only_device_plugin_config_reaches_any(cluster, tmp_path):
+    """The GPU operator's ClusterPolicy names a time-slicing ConfigMap and no default: only nodes labelled
+    nvidia.com/device-plugin.config=tesla-t4 advertise nvidia.com/gpu.shared. The live nodes decide: none labelled,
+    a warning; once `kubectl label node` (the operator docs' way) gives n0 the entry, nothing."""
+    manifest = tmp_path / "time-slicing.yaml"
+    manifest.write_text(TIME_SLICING)
+    live = ("--live-inventory", "--kubeconfig", str(cluster.webhook_kubeconfig), "--no-live-pods", "--format", "json")
+
+    def said() -> list[tuple[str, str]]:
+        found = json.loads(run_cli("check", str(manifest), *live).stdout)["findings"]
+        return [
+            (f["severity"], "\n".join([f["message"], *f["notes"]]))
+            for f in found
+            if f["rule"] == "device-plugin-config"
+        ]
+
+    label = "nvidia.com/device-plugin.config"
+    assert [severity for severity, message in said() if "which no node of the inventory advertises" in message] == [
+        "warning"
+    ]
+    try:
+        cluster.kubectl("label", "node", "n0", f"{label}=tesla-t4")
+        assert said() == []
+    finally:
+        cluster.kubectl("label", "node", "n0", f"{label}-", check=False)

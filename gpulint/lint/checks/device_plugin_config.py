@@ -30,6 +30,7 @@ from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.loader import load_text, text_offset
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.verdicts.label_nodes import nodes_labelled
 from gpulint.lint.verdicts.plugin_labels import CONFIG_LABEL, labelled_only, no_default
 from gpulint.lint.world.chart_releases import (
     CHART_INSTALLERS,
@@ -67,10 +68,12 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _config_through_env(obj, ctx)
         yield from _mps_without_root(obj, ctx)
         yield from _unshared_product(obj, ctx)
-        if not ctx.resolver.has_nodes and ctx.resolver.linted.has_any(
+        configured = ctx.resolver.linted.has_any(
             (("", "ConfigMap"), ("nvidia.com", "ClusterPolicy"), *CHART_INSTALLERS)
-        ):
+        )
+        if not ctx.resolver.has_nodes and configured:
             yield from _renamed_requests(obj, ctx)
+        if configured:
             yield from _labelled_only(obj, ctx)
 
 
@@ -349,27 +352,41 @@ def _renamed(resource: str, names: dict[str, set[str]]) -> str | None:
 
 def _labelled_only(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     """A pod that asks for a resource the ClusterPolicy's device plugin configurations advertise only under a
-    nvidia.com/device-plugin.config label no linted object gives a node (verdicts/plugin_labels). Without nodes
-    only, as _renamed_requests; info, since the GPU operator's documented way to give a node its configuration
-    is `kubectl label node`, which no file shows."""
+    nvidia.com/device-plugin.config label no linted object gives a node (verdicts/plugin_labels). Without nodes,
+    info: the GPU operator's documented way to give a node its configuration is `kubectl label node`, which no
+    file shows. With the inventory's nodes (verdicts/label_nodes): a warning when none carries such an entry,
+    nothing when one does or when a pool the inventory does not show whole may add one."""
     for found in labelled_only(obj, ctx.resolver.linted):
         config = found.config
         every = ", ".join(sorted(set(e for v in config.labelled.values() for e in v)))
+        values = " or ".join(found.entries)
+        labelled = nodes_labelled(ctx.resolver, CONFIG_LABEL, found.entries) if ctx.resolver.has_nodes else None
+        if ctx.resolver.has_nodes and labelled != ():
+            continue  # nodes carry it, or nodes a pool adds or the inventory does not list may
         yield Diagnostic(
             RULE_ID,
             found.path,
-            f"asks for {found.resource}, which the device plugin advertises only on nodes labelled "
-            f"{CONFIG_LABEL}={' or '.join(found.entries)}: ClusterPolicy {config.policy}'s devicePlugin.config "
-            f"names ConfigMap {config.config_map} and no default, so every other node runs the plugin with an empty "
-            "configuration and advertises nvidia.com/gpu",
+            (
+                f"asks for {found.resource}, which no node of the inventory advertises: only nodes labelled "
+                f"{CONFIG_LABEL}={values} do"
+                if labelled == ()
+                else f"asks for {found.resource}, which the device plugin advertises only on nodes labelled "
+                f"{CONFIG_LABEL}={values}"
+            )
+            + f": ClusterPolicy {config.policy}'s devicePlugin.config names ConfigMap {config.config_map} and no "
+            "default, so every other node runs the plugin with an empty configuration and advertises nvidia.com/gpu",
             on_key=True,
-            severity=Severity.INFO,
+            severity=Severity.INFO if labelled is None else Severity.WARNING,
             notes=(
                 "the GPU operator sets FALLBACK_STRATEGIES=empty: a node without the label and no "
                 "devicePlugin.config.default shares nothing",
-                f"set devicePlugin.config.default to one of {every}, "
-                f"or label the nodes {CONFIG_LABEL}=<entry> (nodes labelled with kubectl, not in the "
-                "files, do advertise it: an inventory of the nodes would tell)",
+                f"set devicePlugin.config.default to one of {every}, or label the nodes "
+                + (
+                    f"{CONFIG_LABEL}=<entry> (nodes labelled with kubectl, not in the files, do advertise "
+                    "it: an inventory of the nodes would tell)"
+                    if labelled is None
+                    else f"that should share their GPUs: kubectl label node <node> {CONFIG_LABEL}=<entry>"
+                ),
             ),
         )
 
