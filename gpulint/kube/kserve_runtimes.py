@@ -25,12 +25,15 @@ v0.15.0 on) is not in the table: a predictor with a workerSpec gets no built-in 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
 
+CONTROLLER_IMAGE = "kserve/kserve-controller"  # config/manager/manager.yaml: tagged with the release
+_RELEASE = re.compile(r"v?0\.(\d+)\.\d+")  # an exact release: a range or a branch says none
 FIRST_RELEASE, LAST_RELEASE = 11, 20  # v0.<minor>: the releases the table holds
 _RESOURCES = {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "1", "memory": "2Gi"}}
 _PYTHON_ARGS = ("--model_name={{.Name}}", "--model_dir=/mnt/models", "--http_port=8080")
@@ -372,3 +375,21 @@ def dev_shm_mounted(name: str, install: KServeInstall) -> bool | None:
     if install.minor >= every:
         return True
     return install.chart_dev_shm
+
+
+def release_minor(version: str) -> int | None:
+    """v0.<minor> of an exact KServe release or chart version ("v0.14.0", "0.14.1"); None for anything else."""
+    matched = _RELEASE.fullmatch(version)
+    return int(matched.group(1)) if matched else None
+
+
+def controller_releases(deployment: dict[str, Any]) -> list[int]:
+    """The releases (v0.<minor>) of the KServe controller images a Deployment runs (none for another Deployment)."""
+    pod = mapping(dig(deployment, "spec", "template", "spec"))
+    found = []
+    for container in map(mapping, sequence(pod.get("containers"))):
+        name, _, tag = text(container.get("image")).partition("@")[0].rpartition(":")
+        minor = release_minor(tag) if name.endswith(CONTROLLER_IMAGE) and "/" not in tag else None
+        if minor is not None:
+            found.append(minor)
+    return found

@@ -10,19 +10,16 @@ chart's version is the release (``v0.14.0``).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from gpulint.kube.fields import dig, mapping, sequence, text
-from gpulint.kube.kserve_runtimes import KServeInstall
+from gpulint.kube.fields import dig, mapping, text
+from gpulint.kube.kserve_runtimes import KServeInstall, controller_releases, release_minor
 from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.world.chart_releases import CHART_INSTALLERS, ChartValues, chart_values
 
-CONTROLLER_IMAGE = "kserve/kserve-controller"
 CHARTS = ("kserve", "kserve-resources", "kserve-runtime-configs")
 # kserve-resources v0.14.0-v0.16.0 values.yaml (false by default); kserve-runtime-configs from v0.17.0
 _DEV_SHM = ("kserve", "servingruntime", "huggingfaceserver", "devShm", "enabled")
-_RELEASE = re.compile(r"v?0\.(\d+)\.\d+")  # an exact release: a range or a branch says none
 
 
 @dataclass(frozen=True)
@@ -41,12 +38,8 @@ def kserve_installs(linted: LintedSet) -> tuple[FoundInstall, ...]:
 def _installs(linted: LintedSet) -> tuple[FoundInstall, ...]:
     found: list[FoundInstall] = []
     for obj in linted.of_kind("apps", "Deployment"):
-        pod = mapping(dig(obj.data, "spec", "template", "spec"))
-        for container in map(mapping, sequence(pod.get("containers"))):
-            minor = _controller_minor(text(container.get("image")))
-            if minor is not None:
-                where = f"Deployment {obj.ref.namespace + '/' if obj.ref.namespace else ''}{obj.ref.name}"
-                found.append(FoundInstall(KServeInstall(minor), where))
+        where = f"Deployment {obj.ref.namespace + '/' if obj.ref.namespace else ''}{obj.ref.name}"
+        found += [FoundInstall(KServeInstall(minor), where) for minor in controller_releases(obj.data)]
     for group, kind in CHART_INSTALLERS:
         for obj in linted.of_kind(group, kind):
             for given in chart_values(obj.data):
@@ -56,26 +49,18 @@ def _installs(linted: LintedSet) -> tuple[FoundInstall, ...]:
     return tuple(found)
 
 
-def _controller_minor(image: str) -> int | None:
-    name, _, tag = image.partition("@")[0].rpartition(":")
-    if not name.endswith(CONTROLLER_IMAGE) or "/" in tag:
-        return None
-    matched = _RELEASE.fullmatch(tag)
-    return int(matched.group(1)) if matched else None
-
-
 def _chart_install(data: dict[str, object], given: ChartValues) -> KServeInstall | None:
     if given.chart not in CHARTS:
         return None
     source = mapping(dig(data, *given.chart_path))
     # Flux: spec.chart.spec.version; Argo CD: the source's targetRevision
     version = text(dig(source, "spec", "version")) or text(source.get("targetRevision"))
-    matched = _RELEASE.fullmatch(version)
-    if matched is None:
+    minor = release_minor(version)
+    if minor is None:
         return None
     enabled = dig(given.values, *_DEV_SHM)
     if isinstance(enabled, bool):
         dev_shm: bool | None = enabled
     else:
         dev_shm = None if enabled is not None or given.outside("devShm") else False
-    return KServeInstall(int(matched.group(1)), chart_dev_shm=dev_shm)
+    return KServeInstall(minor, chart_dev_shm=dev_shm)

@@ -23,6 +23,7 @@ from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.gangs.members import group_references, joiner_key
 from gpulint.kube.gpu_stack import gpu_nodes
 from gpulint.kube.kai_admission import KaiAdmission
+from gpulint.kube.kserve_runtimes import KServeInstall
 from gpulint.kube.mutating_webhooks import Scope
 from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.labels import any_pooled
@@ -761,8 +762,13 @@ class Resolver:
         return self._with_crd_templates(data)
 
     def kserve_installs(self) -> tuple[FoundInstall, ...]:
-        """The KServe releases the linted files install (lint/world/kserve_install.py)."""
-        return kserve_installs(self.linted)
+        """The KServe releases the linted files install (lint/world/kserve_install.py), and those the
+        inventory's controller Deployments run."""
+        held = tuple(
+            FoundInstall(KServeInstall(minor), f"{where} of the inventory")
+            for minor, where in self._cluster.kserve_controllers
+        )
+        return kserve_installs(self.linted) + held
 
     def _kserve_chosen_runtime(self, isvc: dict[str, Any], namespace: str) -> dict[str, Any] | None:
         """The runtime KServe selects for a predictor whose model names none (kube/kserve_runtimes): among the
