@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpulint.kube.fields import mapping
 from gpulint.kube.placeholders import SHORT_PLACEHOLDER
 from gpulint.kube.quantity import go_duration
 
@@ -23,6 +24,24 @@ OPERATOR_GROUP = "operator.knative.dev"  # the Knative operator's KnativeServing
 KINDS = ("Service", "Configuration")
 CONFIG_NAMESPACE = "knative-serving"
 CONFIG_NAME = "config-features"
+OPERATOR_KIND = "KnativeServing"
+CONFIG_PREFIX = "config-"
+
+
+def operator_config(serving: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    """The data a KnativeServing's spec.config writes into the ConfigMap ``name`` of its namespace (None: none).
+
+    Source: knative/operator pkg/reconciler/common/configmaps.go ConfigMapTransform (v1.x): spec.config is keyed by
+    ConfigMap name, the "config-" prefix optional; the full name is looked up first, and its keys overwrite the
+    shipped ConfigMap's (whose data is only an ``_example``, so every other key keeps Knative's default).
+    """
+    config = mapping(mapping(serving.get("spec")).get("config"))
+    for key in (name, name.removeprefix(CONFIG_PREFIX)):
+        written = config.get(key)
+        if isinstance(written, dict):
+            return {str(k): v for k, v in written.items()}
+    return None
+
 
 # Pod spec fields that matter to GPU scheduling -> the flag that allows them (all Disabled by default).
 FEATURE_FLAGS = {
@@ -37,6 +56,47 @@ FEATURE_FLAGS = {
     "hostNetwork": "kubernetes.podspec-hostnetwork",
     "initContainers": "kubernetes.podspec-init-containers",
 }
+
+
+# Volume sources behind feature flags (knative/serving pkg/apis/serving/fieldmask.go VolumeSourceMask and
+# k8s_validation.go validateVolume, knative-v1.2 onward; both flags Disabled by default): a persistentVolumeClaim
+# volume needs kubernetes.podspec-persistent-volume-claim, and one whose source is not readOnly also
+# kubernetes.podspec-persistent-volume-write (the volume source's readOnly, whatever the mounts say).
+PVC_FLAG = "kubernetes.podspec-persistent-volume-claim"
+PVC_WRITE_FLAG = "kubernetes.podspec-persistent-volume-write"
+
+
+@dataclass(frozen=True)
+class VolumeRefusal:
+    path: tuple[str | int, ...]  # relative to the pod spec
+    flag: str
+    message: str  # Knative's words
+
+
+def volume_refusals(spec: Mapping[str, Any]) -> list[VolumeRefusal]:
+    """What validateVolume says of each persistentVolumeClaim volume while its flags are off, in its order."""
+    found: list[VolumeRefusal] = []
+    for index, volume in enumerate(spec.get("volumes") or ()):
+        claim = mapping(volume).get("persistentVolumeClaim") if isinstance(volume, dict) else None
+        if not isinstance(claim, dict):
+            continue
+        name = str(claim.get("claimName", ""))
+        path: tuple[str | int, ...] = ("volumes", index, "persistentVolumeClaim")
+        found.append(
+            VolumeRefusal(
+                path, PVC_FLAG, f"Persistent volume claim support is disabled, but found persistent volume claim {name}"
+            )
+        )
+        if claim.get("readOnly") is not True:
+            found.append(
+                VolumeRefusal(
+                    path,
+                    PVC_WRITE_FLAG,
+                    f"Persistent volume write support is disabled, but found persistent volume claim {name} that is "
+                    "not read-only",
+                )
+            )
+    return found
 
 
 # A node label only one managed platform puts on its nodes -> the flags that platform's own Knative Serving
@@ -377,3 +437,47 @@ MISPLACED_DETAIL = 'autoscaling annotations must be put under "spec.template.met
 def misplaced_autoscaling(annotations: Mapping[str, object]) -> list[str]:
     """The keys of the object's own annotations that Knative refuses there."""
     return [str(key) for key in annotations if str(key).startswith(GROUP_PREFIX)]
+
+
+# A revision's request timeout, bounded by config-defaults (knative/serving pkg/apis/serving/v1/revision_validation.go
+# validateTimeoutSeconds, knative-v1.0 onward: a non-zero spec.timeoutSeconds outside 0..max-revision-timeout-seconds
+# is refused with apis.ErrOutOfBoundsValue; pkg/apis/config/defaults.go: the maximum is read with cm.AsInt64 and is
+# 600 by default, DefaultMaxRevisionTimeoutSeconds).
+DEFAULTS_CONFIG = "config-defaults"
+MAX_REVISION_TIMEOUT = "max-revision-timeout-seconds"
+DEFAULT_MAX_REVISION_TIMEOUT = 600
+
+
+def timeout_problem(
+    spec: Mapping[str, Any], defaults: Mapping[str, object] | None, keys: frozenset[str] | None
+) -> ScaleProblem | None:
+    """The refusal of a revision template's spec.timeoutSeconds (``spec``: the template's spec), against
+    config-defaults' values (``defaults``), else its keys alone (the inventory's: a maximum it sets but does not
+    show leaves no proof), else Knative's default maximum, worded then as holding unless the cluster raised it."""
+    timeout = spec.get("timeoutSeconds")
+    if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout == 0:
+        return None  # absent, zero (the default applies) or not a number yet: the webhook's own wording
+    unless = ""
+    if defaults is not None:
+        written = defaults.get(MAX_REVISION_TIMEOUT)
+        limit = DEFAULT_MAX_REVISION_TIMEOUT if written is None else _go_int64(str(written).strip())
+        if limit is None:
+            return None  # Knative refuses the ConfigMap itself and keeps its previous settings: unknown
+    elif keys is not None and MAX_REVISION_TIMEOUT in keys:
+        return None
+    else:
+        limit = DEFAULT_MAX_REVISION_TIMEOUT
+        unless = "" if keys is not None else MAX_REVISION_TIMEOUT
+    if 0 <= timeout <= limit:
+        return None
+    return ScaleProblem(
+        "timeoutSeconds", f"expected 0 <= {timeout} <= {limit}: spec.template.spec.timeoutSeconds", unless=unless
+    )
+
+
+def _go_int64(value: str) -> int | None:
+    """strconv.ParseInt(v, 10, 64), as cm.AsInt64 reads it."""
+    if not _GO_INT.fullmatch(value):
+        return None
+    number = int(value) if len(value) < 30 else None
+    return number if number is not None and -(2**63) <= number < 2**63 else None

@@ -65,6 +65,20 @@ def _refused_fields(
             yield field, flag, state
 
 
+def _refused_volumes(
+    obj: KubeObject, site: PodSpecSite, ctx: CheckContext
+) -> Iterator[tuple[knative.VolumeRefusal, knative.FlagState]]:
+    """The persistentVolumeClaim volumes ``site`` sets that a flag keeps off, decided as _refused_fields decides."""
+    values = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
+    keys = None if values is not None else ctx.resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
+    for refusal in knative.volume_refusals(site.spec):
+        state = knative.flag_state(refusal.flag, values, keys)
+        if state in (knative.FlagState.ALLOWED, knative.FlagState.SET):
+            continue
+        if not _enabled_by_setup(obj, site, refusal.flag, state, ctx):
+            yield refusal, state
+
+
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.ref.group in (kserve.GROUP, kserve.KFSERVING_GROUP) and obj.kind == "InferenceService":
         yield from _inference_service(obj, site, ctx)
@@ -112,6 +126,30 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
                     "manifests, or add it to the inventory, to turn this into a verdict",
                 ),
             )
+    for refusal, state in _refused_volumes(obj, site, ctx):
+        path = (*site.path, *refusal.path)
+        if state is knative.FlagState.DISABLED:
+            yield Diagnostic(
+                RULE_ID,
+                path,
+                f"Knative's webhook rejects the {obj.kind}: {refusal.message} ({refusal.flag} is disabled in "
+                f"{knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME})",
+                on_key=True,
+                notes=(f'set {refusal.flag}: "enabled" in the ConfigMap {knative.CONFIG_NAME} to allow it',),
+            )
+        else:
+            yield Diagnostic(
+                RULE_ID,
+                path,
+                f"Knative's webhook rejects the {obj.kind} ({refusal.message}) unless {refusal.flag} is enabled: "
+                "it is disabled by default",
+                severity=Severity.WARNING,
+                on_key=True,
+                notes=(
+                    f"gpulint does not know {knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME}: lint it with the "
+                    "manifests, or add it to the inventory, to turn this into a verdict",
+                ),
+            )
 
 
 def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -147,6 +185,32 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
             f"the {component} sets {field}, which Knative refuses in the Knative Service {maker} makes for it "
             f"({flag} is {'disabled' if disabled else 'disabled by default'}), so the InferenceService never "
             "becomes ready",
+            severity=None if disabled and not assumed else Severity.WARNING,
+            on_key=True,
+            notes=tuple(notes),
+        )
+    for refusal, state in _refused_volumes(obj, site, ctx):
+        disabled = state is knative.FlagState.DISABLED
+        notes = [
+            f"{maker} copies the {component}'s volumes into the Knative Service it makes for it; Knative's webhook "
+            f"refuses it there: {refusal.message}",
+            f'set {refusal.flag}: "enabled" in the ConfigMap {knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME} to '
+            "allow it"
+            if disabled
+            else f"gpulint does not know {knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME}, where {refusal.flag} is "
+            "disabled by default",
+        ]
+        if assumed:
+            notes.append(
+                f"no {kserve.DEPLOYMENT_MODE_ANNOTATION} annotation and no linted {kserve.CONFIG_MAP}: KServe's "
+                "shipped default, Knative mode (Serverless), is assumed; Standard mode makes a Deployment instead"
+            )
+        yield Diagnostic(
+            RULE_ID,
+            (*site.path, *refusal.path),
+            f"the {component} mounts a persistentVolumeClaim, which Knative refuses in the Knative Service {maker} "
+            f"makes for it ({refusal.flag} is {'disabled' if disabled else 'disabled by default'}), so the "
+            "InferenceService never becomes ready",
             severity=None if disabled and not assumed else Severity.WARNING,
             on_key=True,
             notes=tuple(notes),

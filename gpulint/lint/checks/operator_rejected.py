@@ -5,7 +5,6 @@ or the Service its controller names after it (KAITO, Katib, the NIM operator), w
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from gpulint.kube import knative, kserve
 from gpulint.kube.fields import dig, mapping
@@ -71,19 +70,6 @@ def _kserve_gpu_types(ctx: CheckContext) -> frozenset[str]:
     return frozenset()
 
 
-def _autoscaler_data(ctx: CheckContext) -> dict[str, Any] | None:
-    """config-autoscaler's data: the linted ConfigMap, else a linted KnativeServing's spec.config.autoscaler (the
-    Knative operator writes it into the ConfigMap)."""
-    data = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.AUTOSCALER_CONFIG)
-    if data is not None:
-        return data
-    for serving in ctx.resolver.linted.of_kind(knative.OPERATOR_GROUP, "KnativeServing"):
-        written = dig(serving.data, "spec", "config", "autoscaler")
-        if isinstance(written, dict):
-            return written
-    return None
-
-
 def _knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     """A Knative Service's or Configuration's autoscaling annotations: none on its own metadata, valid ones on the
     revision template, against config-autoscaler when the linted files hold it (its defaults otherwise)."""
@@ -93,7 +79,9 @@ def _knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         notes = (*notes, knative.MISPLACED_DETAIL)  # apis.FieldError's Details, on the line under it
         yield Diagnostic(RULE_ID, ("metadata", "annotations", key), brief, on_key=True, notes=notes)
     annotations = mapping(dig(obj.data, "spec", "template", "metadata", "annotations"))
-    config = knative.autoscaler_config(_autoscaler_data(ctx))
+    config = knative.autoscaler_config(
+        ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.AUTOSCALER_CONFIG)
+    )
     for problem in knative.scale_problems(annotations, config):
         brief, notes = split_long(f"{webhook}: {problem.message}")
         if problem.by_limit:
@@ -115,3 +103,35 @@ def _knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             notes=notes,
             severity=severity,
         )
+    yield from _knative_timeout(obj, ctx, webhook)
+
+
+def _knative_timeout(obj: KubeObject, ctx: CheckContext, webhook: str) -> Iterator[Diagnostic]:
+    """A revision template's timeoutSeconds over config-defaults' max-revision-timeout-seconds."""
+    spec = mapping(dig(obj.data, "spec", "template", "spec"))
+    defaults = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.DEFAULTS_CONFIG)
+    keys = (
+        None
+        if defaults is not None
+        else ctx.resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.DEFAULTS_CONFIG)
+    )
+    problem = knative.timeout_problem(spec, defaults, keys)
+    if problem is None:
+        return
+    brief, notes = split_long(f"{webhook}: {problem.message}")
+    source = f"ConfigMap {knative.CONFIG_NAMESPACE}/{knative.DEFAULTS_CONFIG}"
+    if problem.unless:
+        notes = (
+            *notes,
+            f"unless {source} (or a KnativeServing's spec.config.defaults) raises {problem.unless} (its default, "
+            f"{knative.DEFAULT_MAX_REVISION_TIMEOUT}, refuses)",
+        )
+    else:
+        notes = (*notes, f"{knative.MAX_REVISION_TIMEOUT} bounds every revision's timeout; {source} sets it")
+    yield Diagnostic(
+        RULE_ID,
+        ("spec", "template", "spec", "timeoutSeconds"),
+        brief,
+        notes=notes,
+        severity=Severity.WARNING if problem.unless else None,
+    )

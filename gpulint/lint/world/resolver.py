@@ -815,10 +815,12 @@ class Resolver:
         )
 
     def config_map_keys(self, namespace: str, name: str) -> frozenset[str] | None:
-        """The keys of a ConfigMap, from the linted files or the inventory (None: in neither)."""
+        """The keys of a ConfigMap, from the linted files (with what a linted KnativeServing writes into it) or the
+        inventory (None: in neither)."""
         linted = self.linted.find("", "ConfigMap", namespace, name)
-        if linted is not None:
-            return config_map_keys(linted.data)
+        written = self._knative_operator_config(namespace, name)
+        if linted is not None or written is not None:
+            return (config_map_keys(linted.data) if linted is not None else frozenset()) | frozenset(written or ())
         return self._cluster.find_config_map_keys(namespace, name)
 
     def network_attachment(self, namespace: str, name: str) -> dict[str, Any] | None:
@@ -833,9 +835,24 @@ class Resolver:
         return self._cluster.config_maps_of(namespace)
 
     def config_map_data(self, namespace: str, name: str) -> dict[str, Any] | None:
-        """A ConfigMap's data when its values are known (from the linted files: the inventory keeps keys only)."""
+        """A ConfigMap's data when its values are known (from the linted files: the inventory keeps keys only). A
+        linted KnativeServing of the namespace writes its spec.config into Knative's ConfigMaps there (the Knative
+        operator's ConfigMapTransform, knative.operator_config): its keys win over the linted ConfigMap's."""
         linted = self.linted.find("", "ConfigMap", namespace, name)
-        return None if linted is None else mapping(linted.data.get("data"))
+        data = None if linted is None else mapping(linted.data.get("data"))
+        written = self._knative_operator_config(namespace, name)
+        return data if written is None else {**(data or {}), **written}
+
+    def _knative_operator_config(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """What the linted KnativeServings of ``namespace`` write into its ConfigMap ``name`` (None: nothing)."""
+        found: dict[str, Any] | None = None
+        for serving in self.linted.of_kind(knative.OPERATOR_GROUP, knative.OPERATOR_KIND):
+            if serving.ref.namespace and namespace and serving.ref.namespace != namespace:
+                continue  # the operator installs Serving, and its ConfigMaps, in the KnativeServing's namespace
+            written = knative.operator_config(serving.data, name)
+            if written is not None:
+                found = {**(found or {}), **written}
+        return found
 
     @cached_property
     def custom_resource_definitions(self) -> list[tuple[dict[str, Any], str]]:
