@@ -24,6 +24,7 @@ class Refusal:
     controller: str = ""  # set when the operator's controller refuses it (no webhook): what it does then
     before: str = ""  # what older releases, which took the object, did with it instead
     since: str = ""  # the release that began refusing it, when releases still run that accept it (a warning)
+    optional: str = ""  # set when only an opt-in webhook refuses it: what happens where it is not installed (a warning)
 
 
 @dataclass(frozen=True)

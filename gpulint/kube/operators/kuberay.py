@@ -84,6 +84,37 @@ def _kuberay_group(name: str, at: Path, group: dict[str, Any], worker: bool) -> 
     return None
 
 
+# KubeRay's validating webhook (ray-operator/pkg/webhooks/v1/raycluster_webhook.go validateWorkerGroups, v1.1.0 on,
+# opt-in: the chart installs it only when asked) refuses a RayCluster whose worker groups share a groupName,
+# field.Invalid at the second one. The controller does not check it (utils/validation.go), and it selects a group's
+# pods by the labels ray.io/cluster and ray.io/group (common/association.go RayClusterGroupPodsAssociationOptions),
+# so groups of one name each count the other's pods as their own.
+DUPLICATE_GROUP = "worker group names must be unique"
+DUPLICATE_GROUP_WITHOUT_WEBHOOK = (
+    "KubeRay's validating webhook is opt-in; where it is not installed the cluster is created, and its controller, "
+    "which selects a worker group's pods by the ray.io/group label, counts the pods of both groups as each group's "
+    "own: replicas are deleted and recreated across the two pod templates"
+)
+
+
+def _duplicate_groups(data: dict[str, Any], kind: str) -> Iterator[Refusal]:
+    """The first worker group whose groupName an earlier one has (the webhook stops there); a RayCluster's only, the
+    kind the webhook validates so."""
+    if kind != "RayCluster":
+        return
+    path = KUBERAY_CLUSTER_SPECS[kind]
+    seen: set[str] = set()
+    for index, raw in enumerate(sequence(dig(data, *path, "workerGroupSpecs"))):
+        name = text(mapping(raw).get("groupName"))
+        if name in seen:
+            at = (*path, "workerGroupSpecs", index, "groupName")
+            words = f"{'.'.join(str(p) for p in path)}.workerGroupSpecs[{index}]: Invalid value: {DUPLICATE_GROUP}"
+            yield Refusal(at, "KubeRay", words, optional=DUPLICATE_GROUP_WITHOUT_WEBHOOK)
+            return
+        seen.add(name)
+
+
 def refusals(submitted: Submitted) -> list[Refusal]:
-    """The first error KubeRay's controller finds (a RayJob's or RayCluster's Kueue refusals are kueue.py's)."""
-    return list(_kuberay_cluster(submitted.data, submitted.kind))
+    """The first error KubeRay's controller finds (a RayJob's or RayCluster's Kueue refusals are kueue.py's), and the
+    duplicate worker group its opt-in webhook refuses."""
+    return [*_kuberay_cluster(submitted.data, submitted.kind), *_duplicate_groups(submitted.data, submitted.kind)]

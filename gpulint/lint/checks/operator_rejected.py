@@ -59,6 +59,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if refusal.since:  # older releases, still run, accept it
             severity = Severity.WARNING
             notes = (*notes, f"{refusal.operator} {refusal.since} and later refuse it; earlier releases accept it")
+        if refusal.optional:  # only an opt-in webhook refuses it; without it the object is taken and misbehaves
+            severity = Severity.WARNING
+            notes = (*notes, refusal.optional)
         yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes, inputs=refusal.inputs, severity=severity)
 
 
