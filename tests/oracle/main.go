@@ -32,6 +32,7 @@ var families = map[string]handler{
 	"gang_validate": answerGangValidate,
 	"go_text":       answerGoText,
 	"dra_validate":  answerDRAValidate,
+	"dra_allocate":  answerDRAAllocate,
 }
 
 func main() {

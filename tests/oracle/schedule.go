@@ -96,9 +96,15 @@ func answerSchedule(_ map[string]bool, body json.RawMessage) (any, error) {
 // (pkg/scheduler/schedule_one.go), which are methods of the whole Scheduler: PreFilter, then the
 // Filter plugins on each node (the framework stops at a node's first rejection), then FitError.
 func findNodesThatFit(ctx context.Context, f framework.Framework, snapshot *cache.Snapshot, pod *v1.Pod) (*scheduleAnswer, error) {
+	answer, _, err := findNodesThatFitState(ctx, f, snapshot, pod)
+	return answer, err
+}
+
+// findNodesThatFitState is findNodesThatFit with the cycle state the plugins wrote (Reserve reads it).
+func findNodesThatFitState(ctx context.Context, f framework.Framework, snapshot *cache.Snapshot, pod *v1.Pod) (*scheduleAnswer, fwk.CycleState, error) {
 	allNodes, err := snapshot.NodeInfos().List()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	answer := &scheduleAnswer{Nodes: map[string][]string{}}
 	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
@@ -107,7 +113,7 @@ func findNodesThatFit(ctx context.Context, f framework.Framework, snapshot *cach
 	diagnosis.UnschedulablePlugins = unscheduledPlugins
 	if !s.IsSuccess() {
 		if !s.IsRejected() {
-			return nil, s.AsError()
+			return nil, nil, s.AsError()
 		}
 		diagnosis.NodeToStatus.SetAbsentNodesStatus(s)
 		diagnosis.PreFilterMsg = s.Message()
@@ -115,7 +121,7 @@ func findNodesThatFit(ctx context.Context, f framework.Framework, snapshot *cach
 			answer.Nodes[node.Node().Name] = s.Reasons()
 		}
 		answer.Summary = (&framework.FitError{Pod: pod, NumAllNodes: len(allNodes), Diagnosis: diagnosis}).Error()
-		return answer, nil
+		return answer, state, nil
 	}
 	nodes := allNodes
 	if !preRes.AllNodes() {
@@ -133,7 +139,7 @@ func findNodesThatFit(ctx context.Context, f framework.Framework, snapshot *cach
 	for _, node := range nodes {
 		status := f.RunFilterPlugins(ctx, state, pod, node)
 		if status.Code() == fwk.Error {
-			return nil, status.AsError()
+			return nil, nil, status.AsError()
 		}
 		if status.IsSuccess() {
 			feasible++
@@ -149,5 +155,5 @@ func findNodesThatFit(ctx context.Context, f framework.Framework, snapshot *cach
 	if feasible == 0 {
 		answer.Summary = (&framework.FitError{Pod: pod, NumAllNodes: len(allNodes), Diagnosis: diagnosis}).Error()
 	}
-	return answer, nil
+	return answer, state, nil
 }

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from oracle_allocate import accepted_cases, allocate_case, compare_allocate
 from oracle_dra import DRA_CASE, DRA_GATES, compare_dra_validate
 from oracle_families import (
     CEL_CASE,
@@ -115,6 +116,20 @@ def test_dra_validation_agrees(oracle, cases, gates):
     of gpulint's that say the API server refuses an object."""
     answers = oracle.ask("dra_validate", cases, gates)
     found = [(case, compare_dra_validate(case, answer, gates)) for case, answer in zip(cases, answers)]
+    disagreements = [(case, problems) for case, problems in found if problems]
+    assert not disagreements, report(disagreements)
+
+
+@family_settings(10)
+@given(cases=batches(allocate_case(), 10))
+def test_dra_allocation_agrees(oracle, cases):
+    """A pod with ResourceClaims (or claim templates) on nodes, ResourceSlices and DeviceClasses, scheduled by the
+    scheduler's filters with DynamicResources and its structured allocator, against gpulint's check: it must not
+    say the pod stays Pending where Kubernetes schedules it, and should where Kubernetes does not. A case whose
+    objects the API server refuses (the dra validate family) is no cluster: left out."""
+    valid = accepted_cases(oracle, cases)
+    answers = oracle.ask("dra_allocate", [case["oracle"] for case in valid])
+    found = [(case["oracle"], compare_allocate(case, answer)) for case, answer in zip(valid, answers)]
     disagreements = [(case, problems) for case, problems in found if problems]
     assert not disagreements, report(disagreements)
 

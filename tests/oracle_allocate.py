@@ -1,0 +1,381 @@
+"""The `dra allocate` family: a pod with ResourceClaims on a snapshot of nodes, ResourceSlices and
+DeviceClasses, scheduled by the scheduler's DynamicResources plugin (tests/oracle/dra_allocate.go) and linted
+by gpulint as `check` lints it (the pod and its claims or claim templates as manifests, the cluster as the
+inventory). docs/oracle.md says what is compared and why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from hypothesis import strategies as st
+from oracle_families import CEL_EXPRESSION
+
+from gpulint.lint.config import Config
+from gpulint.lint.findings import Severity
+from gpulint.lint.inputs.sources import Source
+from gpulint.lint.run import LintRun
+from gpulint.lint.world.inventory import load_inventory
+
+DRIVER = "gpu.example.com"
+NAMESPACE = "default"
+POD = "trainer"
+POD_UID = "0d9c3f5e-8a1b-4c2d-9e7f-000000000001"
+ADMIN_LABEL = "resource.kubernetes.io/admin-access"
+NODE_NAMES = ["node-a", "node-b", "node-c"]
+ZONES = ["z1", "z2"]
+MODELS = ["a100", "h100"]
+# What makes gpulint say the pod stays Pending for its claims (judges.ALLOCATION_RULES, and the pod's own verdict)
+STOPPING_RULES = frozenset(
+    {
+        "claim-unsatisfiable",
+        "gpu-unschedulable",
+        "device-class-unknown",
+        "cel-invalid",
+        "feature-gate-required",
+        "api-rejected",
+        "claim-reference-invalid",
+    }
+)
+
+# --------------------------------------------------------------------------- the cluster
+
+
+def _node(name: str, zone: str) -> dict[str, Any]:
+    amounts = {"cpu": "64", "memory": "256Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "zone": zone}},
+        "status": {"capacity": amounts, "allocatable": amounts},
+    }
+
+
+NODES = st.lists(st.sampled_from(NODE_NAMES), min_size=1, max_size=3, unique=True).flatmap(
+    lambda names: st.tuples(*[st.builds(_node, st.just(n), st.sampled_from(ZONES)) for n in names]).map(list)
+)
+
+_TAINT = st.fixed_dictionaries(
+    {
+        "key": st.sampled_from([f"{DRIVER}/unhealthy", "maintenance"]),
+        "effect": st.sampled_from(["NoSchedule", "NoExecute"]),
+    },
+    optional={"value": st.sampled_from(["true", "ecc"])},
+)
+_DEVICE = st.fixed_dictionaries(
+    {
+        "name": st.sampled_from(["gpu-0", "gpu-1", "gpu-2", "gpu-3"]),
+        "attributes": st.fixed_dictionaries(
+            {"model": st.fixed_dictionaries({"string": st.sampled_from(MODELS)})},
+            optional={
+                "index": st.fixed_dictionaries({"int": st.integers(0, 3)}),
+                "driverVersion": st.fixed_dictionaries({"version": st.sampled_from(["1.0.0", "12.4.0"])}),
+                "numa": st.fixed_dictionaries({"int": st.integers(0, 1)}),
+            },
+        ),
+        "capacity": st.fixed_dictionaries(
+            {"memory": st.fixed_dictionaries({"value": st.sampled_from(["40Gi", "80Gi"])})}
+        ),
+    },
+    optional={"taints": st.lists(_TAINT, min_size=1, max_size=1)},
+)
+
+
+def _unique_names(devices: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    out = []
+    for device in devices:
+        if device["name"] not in seen:
+            seen.add(device["name"])
+            out.append(device)
+    return out
+
+
+# mostly devices, sometimes an empty slice
+_DEVICES = st.one_of(st.lists(_DEVICE, min_size=1, max_size=4), st.lists(_DEVICE, max_size=4)).map(_unique_names)
+# where a pool's devices are: one node (maybe one not in the snapshot), the nodes a selector picks, every node,
+# or per device (perDeviceNodeSelection)
+_PLACEMENT = st.one_of(
+    st.sampled_from([*NODE_NAMES, *NODE_NAMES, "node-gone"]).map(lambda n: {"nodeName": n}),
+    st.sampled_from(ZONES).map(
+        lambda z: {
+            "nodeSelector": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": [z]}]}]
+            }
+        }
+    ),
+    st.just({"allNodes": True}),
+    st.just({"perDeviceNodeSelection": True}),
+)
+_PER_DEVICE = st.one_of(st.sampled_from(NODE_NAMES).map(lambda n: {"nodeName": n}), st.just({"allNodes": True}))
+
+
+@st.composite
+def _pool(draw: Any, name: str) -> list[dict[str, Any]]:
+    """A pool's slices: its generation's (all of them, or fewer than resourceSliceCount: incomplete), and
+    maybe a slice of an older generation (the allocator ignores it)."""
+    driver = draw(st.sampled_from([DRIVER, DRIVER, DRIVER, "other.example.com"]))
+    generation = draw(st.integers(1, 2))
+    count = draw(st.sampled_from([1, 1, 2]))
+    published = draw(st.sampled_from([count, count, count, count - 1])) if count > 1 else 1
+    slices = []
+    for index in range(published):
+        placement = draw(_PLACEMENT)
+        devices = draw(_DEVICES)
+        if "perDeviceNodeSelection" in placement:
+            devices = [{**d, **draw(_PER_DEVICE)} for d in devices]
+        slices.append((generation, index, count, placement, devices))
+    if generation == 2 and draw(st.booleans()):
+        slices.append((1, 0, 1, draw(_PLACEMENT.filter(lambda p: "perDeviceNodeSelection" not in p)), draw(_DEVICES)))
+    return [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{name}-g{gen}-{index}"},
+            "spec": {
+                "driver": driver,
+                "pool": {"name": name, "generation": gen, "resourceSliceCount": count},
+                **placement,
+                "devices": devices,
+            },
+        }
+        for gen, index, count, placement, devices in slices
+    ]
+
+
+# at least one pool: without ResourceSlices gpulint has no catalog of devices (docs/oracle.md)
+SLICES = st.lists(st.sampled_from(["pool-0", "pool-1", "pool-2"]), min_size=1, max_size=3, unique=True).flatmap(
+    lambda names: st.tuples(*[_pool(n) for n in names]).map(lambda pools: [s for pool in pools for s in pool])
+)
+
+
+def _class(name: str, expressions: list[str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {"selectors": [{"cel": {"expression": e}} for e in expressions]},
+    }
+
+
+CLASSES = st.builds(
+    lambda generated: [
+        _class("gpu", [f'device.driver == "{DRIVER}"']),
+        _class("a100", [f'device.driver == "{DRIVER}"', f'device.attributes["{DRIVER}"].model == "a100"']),
+        _class("any", []),
+        _class("generated", [generated]),
+    ],
+    st.one_of(st.sampled_from([f'device.attributes["{DRIVER}"].model == "h100"', "true"]), CEL_EXPRESSION),
+)
+
+# --------------------------------------------------------------------------- the pod and its claims
+
+_SELECTOR = st.one_of(
+    st.sampled_from(
+        [
+            f'device.attributes["{DRIVER}"].model == "h100"',
+            f'device.capacity["{DRIVER}"].memory.compareTo(quantity("80Gi")) >= 0',
+        ]
+    ),
+    st.sampled_from(
+        [
+            f'device.attributes["{DRIVER}"].model == "h100"',
+            f'device.capacity["{DRIVER}"].memory.compareTo(quantity("80Gi")) >= 0',
+            f'device.attributes["{DRIVER}"].index < 2',
+            f'device.attributes["{DRIVER}"].driverVersion.isGreaterThan(semver("2.0.0"))',
+            f'"numa" in device.attributes["{DRIVER}"]',
+        ]
+    ),
+    CEL_EXPRESSION,
+)
+_TOLERATION = st.one_of(
+    st.just({"operator": "Exists"}),
+    st.fixed_dictionaries({"key": st.just(f"{DRIVER}/unhealthy"), "operator": st.just("Exists")}),
+    st.fixed_dictionaries(
+        {"key": st.just(f"{DRIVER}/unhealthy"), "operator": st.just("Equal"), "value": st.just("true")},
+        optional={"effect": st.sampled_from(["NoSchedule", "NoExecute"])},
+    ),
+)
+
+
+def _body(admin: bool) -> st.SearchStrategy[dict[str, Any]]:
+    mode = st.one_of(
+        st.integers(1, 3).map(lambda n: {"allocationMode": "ExactCount", "count": n}),
+        st.just({"allocationMode": "All"}),
+        st.just({}),
+        st.just({}),
+    )
+    optional: dict[str, Any] = {
+        "selectors": st.lists(st.builds(lambda e: {"cel": {"expression": e}}, _SELECTOR), min_size=1, max_size=2),
+        "tolerations": st.lists(_TOLERATION, min_size=1, max_size=2),
+    }
+    if admin:
+        optional["adminAccess"] = st.just(True)
+    return st.builds(
+        lambda klass, m, rest: {"deviceClassName": klass, **m, **rest},
+        st.sampled_from(["gpu", "gpu", "gpu", "gpu", "a100", "any", "generated", "missing"]),
+        mode,
+        st.fixed_dictionaries({}, optional=optional),
+    )
+
+
+@st.composite
+def _claim_spec(draw: Any, admin: bool) -> dict[str, Any]:
+    requests = []
+    for index in range(draw(st.integers(1, 2))):
+        if draw(st.integers(0, 3)) == 0:
+            subs = [{"name": f"sub-{i}", **draw(_body(False))} for i in range(draw(st.integers(1, 3)))]
+            requests.append({"name": f"req-{index}", "firstAvailable": subs})
+        else:
+            requests.append({"name": f"req-{index}", "exactly": draw(_body(admin))})
+    devices: dict[str, Any] = {"requests": requests}
+    if draw(st.integers(0, 2)) == 0:
+        names = [r["name"] for r in requests]
+        chosen = draw(st.lists(st.sampled_from(names), unique=True, max_size=len(names)))
+        attribute = draw(st.sampled_from([f"{DRIVER}/model", f"{DRIVER}/numa", "model"]))
+        devices["constraints"] = [{"matchAttribute": attribute, **({"requests": chosen} if chosen else {})}]
+    return {"devices": devices}
+
+
+@st.composite
+def allocate_case(draw: Any) -> dict[str, Any]:
+    """Both sides' inputs: ``manifests`` (what gpulint lints) and ``oracle`` (the cluster the scheduler sees,
+    with template claims made as the resourceclaim controller makes them)."""
+    admin = draw(st.integers(0, 5)) == 0
+    nodes, slices, classes = draw(NODES), draw(SLICES), draw(CLASSES)
+    pod_claims: list[dict[str, Any]] = []
+    claims: list[dict[str, Any]] = []  # the oracle's
+    templates: list[dict[str, Any]] = []  # gpulint's
+    direct: list[dict[str, Any]] = []  # gpulint's
+    statuses = []
+    for index in range(draw(st.integers(1, 2))):
+        spec = draw(_claim_spec(admin))
+        ref = f"c{index}"
+        if draw(st.booleans()):
+            name = f"claim-{index}"
+            pod_claims.append({"name": ref, "resourceClaimName": name})
+            claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                     "metadata": {"name": name, "namespace": NAMESPACE}, "spec": spec}  # fmt: skip
+            direct.append(claim)
+            claims.append(claim)
+        else:
+            template = f"template-{index}"
+            pod_claims.append({"name": ref, "resourceClaimTemplateName": template})
+            templates.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceClaimTemplate",
+                    "metadata": {"name": template, "namespace": NAMESPACE},
+                    "spec": {"spec": spec},
+                }
+            )
+            # pkg/controller/resourceclaim/controller.go handleClaim: generateName <pod>-<podClaim>-, owned by
+            # the pod (controller), annotated with the pod claim's name, recorded in the pod's status
+            generated = f"{POD}-{ref}-{'x7k2q'[: index + 4]}"
+            claims.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceClaim",
+                    "metadata": {
+                        "name": generated,
+                        "namespace": NAMESPACE,
+                        "annotations": {"resource.kubernetes.io/pod-claim-name": ref},
+                        "ownerReferences": [
+                            {
+                                "apiVersion": "v1",
+                                "kind": "Pod",
+                                "name": POD,
+                                "uid": POD_UID,
+                                "controller": True,
+                                "blockOwnerDeletion": True,
+                            }  # fmt: skip
+                        ],
+                    },
+                    "spec": spec,
+                }
+            )
+            statuses.append({"name": ref, "resourceClaimName": generated})
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": POD, "namespace": NAMESPACE},
+        "spec": {
+            "resourceClaims": pod_claims,
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "registry.example.com/train:1",
+                    "resources": {"claims": [{"name": c["name"]} for c in pod_claims]},
+                }
+            ],
+        },
+    }
+    oracle_pod = {**pod, "metadata": {**pod["metadata"], "uid": POD_UID}}
+    if statuses:
+        oracle_pod["status"] = {"resourceClaimStatuses": statuses}
+    return {
+        "admin": admin,
+        "nodes": nodes,
+        "slices": slices,
+        "classes": classes,
+        "manifests": [pod, *direct, *templates],
+        "oracle": {"pod": oracle_pod, "nodes": nodes, "slices": slices, "classes": classes, "claims": claims},
+    }
+
+
+def created_objects(case: dict[str, Any]) -> list[dict[str, Any]]:
+    """The objects the API server must accept for the case to be a cluster (the dra validate family asks)."""
+    return [*case["slices"], *case["classes"], *[m for m in case["manifests"] if m["kind"] != "Pod"]]
+
+
+def accepted_cases(oracle: Any, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cases whose every object the API server creates (one round trip)."""
+    objects = [created_objects(case) for case in cases]
+    asked = [{"object": o, "admin_namespace": case["admin"]} for case, objs in zip(cases, objects) for o in objs]
+    verdicts = iter(oracle.ask("dra_validate", asked))
+    out = []
+    for case, objs in zip(cases, objects):
+        refused = [v for v in (next(verdicts) for _ in objs) if v["errors"] or v.get("decode_error")]
+        if not refused:
+            out.append(case)
+    return out
+
+
+# --------------------------------------------------------------------------- gpulint's answer
+
+
+def _documents(objects: list[dict[str, Any]]) -> bytes:
+    return yaml.safe_dump_all(objects, sort_keys=False).encode()
+
+
+def gpulint_stops(case: dict[str, Any]) -> list[str]:
+    """The findings by which gpulint says the pod stays Pending for its claims (empty: it says nothing)."""
+    namespace: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+    if case["admin"]:
+        namespace["metadata"]["labels"] = {ADMIN_LABEL: "true"}
+    cluster = [*case["nodes"], *case["classes"], *case["slices"]]
+    inventory = load_inventory(["inventory.yaml"], [Source("inventory.yaml", content=_documents(cluster))])
+    source = Source("pod.yaml", content=_documents([namespace, *case["manifests"]]))
+    findings = LintRun(Config(), [source], inventory).report().findings
+    return [
+        f"{f.rule}: {f.message}"
+        for f in findings
+        if f.rule in STOPPING_RULES and f.severity in (Severity.ERROR, Severity.WARNING)
+    ]
+
+
+def compare_allocate(case: dict[str, Any], answer: dict[str, Any]) -> list[str]:
+    """Kubernetes schedules the pod somewhere (a node passes every filter, DynamicResources' among them) or not
+    (its "0/N nodes are available" summary, or a filter's error); gpulint must not say the pod stays Pending
+    where it schedules, and should say so where it does not."""
+    stops = gpulint_stops(case)
+    if answer.get("error"):
+        # docs/oracle.md, open: an allocator error on any node (a selector's CEL runtime error, an All request
+        # over an incomplete pool or past a constraint) fails the whole scheduling attempt, every retry; gpulint
+        # judges that node alone. A miss, never a false error: not compared
+        return []
+    if not answer["summary"] and stops:
+        return [f"false error: Kubernetes allocates on {answer['node']} {answer['devices']}; gpulint: {stops}"]
+    if answer["summary"] and not stops:
+        return [f"miss: Kubernetes {answer['summary']!r}; gpulint says nothing"]
+    return []
