@@ -654,6 +654,8 @@ class NodeVerdict:
     fits: bool | None  # None: unknown (search too large, or a request the allocator refuses to judge)
     reason: str = ""
     score: tuple[int, ...] = (0,)  # how close it came (for "the best node")
+    # the allocator errors on this node (not "does not fit"): the scheduler fails the whole attempt
+    error: bool = False
 
 
 def _matching(slots: list[tuple[str, int, list[Device], bool]]) -> bool:
@@ -877,11 +879,14 @@ class Allocator:
             # the API server drops firstAvailable (feature-gate-required reports it); nothing left to judge
             return NodeVerdict(node, None, "firstAvailable needs DRAPrioritizedList")
         if blocked:
+            # Allocate validates every request and subrequest before it searches (validateDeviceRequest): one
+            # asking for all devices errors on an incomplete or invalid pool, whichever subrequest would be chosen
             for claim in claims:
                 for request in claim.requests:
-                    if request.alternatives and all(a.all_devices for a in request.alternatives):
-                        name = request.alternatives[0].name
-                        return NodeVerdict(node, False, f"request '{name}' asks for all devices, but {blocked}")
+                    for alternative in request.alternatives:
+                        if alternative.all_devices:
+                            why = f"request '{alternative.name}' asks for all devices, but {blocked}"
+                            return NodeVerdict(node, False, why, error=True)
         left = dict(counters or {})
         for device in devices:
             if device.key in in_use or device.key in consumed:

@@ -36,6 +36,7 @@ from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.verdicts.shared import (
     PoolGangVerdict,
     admitted_gang,
+    allocation_error,
     allocation_failure,
     asks_pools,
     claim_entries,
@@ -506,8 +507,11 @@ class DraVerdict:
         return None if self.fitting or not self.answers else allocation_failure(list(self.answers), self.total)
 
     def together(self) -> str | None:
-        """Why the claims cannot be allocated on any node the pod may use, counted against those nodes."""
-        return allocation_failure(list(self.answers), self.allowed) if self.answers else None
+        """Why the claims cannot be allocated on any node the pod may use, counted against those nodes (an
+        allocator error on one of them first: it fails every attempt)."""
+        if not self.answers:
+            return None
+        return allocation_error(list(self.answers)) or allocation_failure(list(self.answers), self.allowed)
 
 
 def asks_dra(site: PodSpecSite, resolver: Resolver) -> bool:

@@ -392,6 +392,20 @@ def extended_resource_claim(site: PodSpecSite, resolver: Resolver) -> tuple[Clai
     return ClaimSpec(tuple(requests), (), ()), where
 
 
+def allocation_error(verdicts: list[tuple[DeviceGroup, NodeVerdict]]) -> str | None:
+    """Why the allocator errors on a node, None when it errors on none. The scheduler's
+    findNodesThatPassFilters fails the whole attempt on a filter's error, whatever the other nodes offer, and
+    each retry meets it again: for a pod, decisive over the nodes it may use."""
+    for group, verdict in verdicts:
+        if verdict.error:
+            others = f" (and {len(group.nodes) - 1} identical)" if len(group.nodes) > 1 else ""
+            return (
+                f"the scheduler's allocator fails on node {group.nodes[0].name}{others}: {verdict.reason}; "
+                "such an error fails the whole scheduling attempt, and every retry, whatever other nodes offer"
+            )
+    return None
+
+
 def allocation_failure(verdicts: list[tuple[DeviceGroup, NodeVerdict]], total: int) -> str | None:
     """None when some node fits or the answer is unknown; else why, from the node that came closest."""
     if any(verdict.fits is not False for _, verdict in verdicts):

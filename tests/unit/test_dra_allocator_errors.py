@@ -1,0 +1,122 @@
+"""An allocator error on one node fails the whole scheduling attempt (the dra allocate oracle family found it):
+Allocate validates every request and subrequest first, and one asking for all devices errors on a node that
+sees an incomplete or invalid pool ("asks for all devices, but resource pool ... is currently being updated",
+k8s.io/dynamic-resource-allocation v0.37.2 structured/internal/stable allocator_stable.go); the scheduler's
+findNodesThatPassFilters then fails the attempt whatever the other nodes offer."""
+
+import textwrap
+
+from gpulint.lint.config import Config
+from gpulint.lint.inputs.sources import Source
+from gpulint.lint.run import LintRun
+from gpulint.lint.world.inventory import load_inventory
+
+CLUSTER = """
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-a, labels: {kubernetes.io/hostname: gpu-a, pool: train}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-b, labels: {kubernetes.io/hostname: gpu-b, pool: spare}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: device.driver == "gpu.example.com"}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpu-a-gpu.example.com}
+spec:
+  driver: gpu.example.com
+  nodeName: gpu-a
+  pool: {name: gpu-a, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {model: {string: h100}}}
+  - {name: gpu-1, attributes: {model: {string: h100}}}
+---
+# the driver on gpu-b publishes its pool in two slices and the second is not there yet
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpu-b-gpu.example.com-0}
+spec:
+  driver: gpu.example.com
+  nodeName: gpu-b
+  pool: {name: gpu-b, generation: 3, resourceSliceCount: 2}
+  devices:
+  - {name: gpu-0, attributes: {model: {string: h100}}}
+"""
+
+
+def pod(requests: str, node_selector: str = "") -> str:
+    return (
+        textwrap.dedent(
+            """
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaimTemplate
+        metadata: {name: gpus, namespace: ml}
+        spec:
+          spec:
+            devices:
+              requests:
+        """
+        )
+        + textwrap.indent(textwrap.dedent(requests), " " * 6)
+        + textwrap.dedent(
+            f"""
+        ---
+        apiVersion: v1
+        kind: Pod
+        metadata: {{name: trainer, namespace: ml}}
+        spec:
+          {node_selector or "restartPolicy: Never"}
+          resourceClaims:
+          - {{name: gpus, resourceClaimTemplateName: gpus}}
+          containers:
+          - name: main
+            image: registry.example.com/train:1
+            resources:
+              claims:
+              - {{name: gpus}}
+        """
+        )
+    )
+
+
+def findings(manifest: str) -> list[str]:
+    inventory = load_inventory(["cluster.yaml"], [Source("cluster.yaml", content=CLUSTER.encode())])
+    run = LintRun(Config(), [Source("pod.yaml", content=manifest.encode())], inventory)
+    found = run.report().findings
+    return [" ".join([f.message, *f.notes]) for f in found if f.rule == "claim-unsatisfiable"]
+
+
+FIRST_AVAILABLE = """
+- name: gpu
+  firstAvailable:
+  - {name: two, deviceClassName: gpu.example.com, count: 2}
+  - {name: all, deviceClassName: gpu.example.com, allocationMode: All}
+"""
+
+
+def test_an_all_subrequest_errors_on_a_node_with_an_incomplete_pool_and_the_pod_stays_pending():
+    # gpu-a could give two GPUs at once, but the allocator errors on gpu-b first (every subrequest is validated)
+    (found,) = findings(pod(FIRST_AVAILABLE))
+    assert "the scheduler's allocator fails on node gpu-b" in found
+    assert (
+        "request 'gpu/all' asks for all devices, but resource pool gpu.example.com/gpu-b is currently being updated"
+        in found
+    )
+    assert "fails the whole scheduling attempt" in found
+
+
+def test_a_pod_kept_off_the_node_with_the_incomplete_pool_is_allocated():
+    # the filters before DynamicResources leave gpu-b out: its pool is never looked at
+    assert findings(pod(FIRST_AVAILABLE, "nodeSelector: {pool: train}")) == []
+
+
+def test_an_exact_count_request_takes_devices_from_an_incomplete_pool_without_error():
+    # only a request for all devices needs the whole pool; two GPUs fit gpu-a (gpu-b has one)
+    assert findings(pod("- {name: gpu, exactly: {deviceClassName: gpu.example.com, count: 2}}")) == []
