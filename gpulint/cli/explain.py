@@ -599,6 +599,9 @@ def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, verdict: 
         lines.append("no ResourceSlices in the inventory: allocation not evaluated")
         return Step("DRA claims", INFO, lines)
     lines += rejected_inventory(inventory)
+    if dra.error is not None:  # claim-unsatisfiable's error: the attempt fails on that node, whatever others offer
+        lines.append(dra.error)
+        return Step("DRA claims", FAIL, lines)
     if dra.fitting:
         lines.append(
             f"the claims can be allocated on {dra.fitting} of the {dra.allowed} nodes that pass the other filters"

@@ -4,7 +4,10 @@ sees an incomplete or invalid pool ("asks for all devices, but resource pool ...
 k8s.io/dynamic-resource-allocation v0.37.2 structured/internal/stable allocator_stable.go); the scheduler's
 findNodesThatPassFilters then fails the attempt whatever the other nodes offer."""
 
+import json
 import textwrap
+
+from conftest import run_cli
 
 from gpulint.lint.config import Config
 from gpulint.lint.inputs.sources import Source
@@ -120,3 +123,14 @@ def test_a_pod_kept_off_the_node_with_the_incomplete_pool_is_allocated():
 def test_an_exact_count_request_takes_devices_from_an_incomplete_pool_without_error():
     # only a request for all devices needs the whole pool; two GPUs fit gpu-a (gpu-b has one)
     assert findings(pod("- {name: gpu, exactly: {deviceClassName: gpu.example.com, count: 2}}")) == []
+
+
+def test_explain_fails_the_dra_step_as_check_does(write):
+    cluster, manifest = write("cluster.yaml", CLUSTER), write("pod.yaml", pod(FIRST_AVAILABLE))
+    checked = run_cli("check", str(manifest), "--inventory", str(cluster), "--format", "json")
+    explained = run_cli("explain", str(manifest), "--inventory", str(cluster), "--format", "json")
+    assert checked.exit_code == explained.exit_code == 1
+    explanations = json.loads(explained.stdout)["explanations"]  # the template's, then the pod's
+    (dra,) = [step for e in explanations for step in e["steps"] if step["title"] == "DRA claims"]
+    assert dra["status"] == "FAIL"
+    assert any("the scheduler's allocator fails on node gpu-b" in line for line in dra["lines"])

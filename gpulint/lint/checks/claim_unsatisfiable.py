@@ -18,7 +18,7 @@ from gpulint.lint.verdicts.scheduling import (
     dra_verdict,
     scheduling_verdict,
 )
-from gpulint.lint.verdicts.shared import allocation_error, kueue_admitted, kueue_pins
+from gpulint.lint.verdicts.shared import kueue_admitted, kueue_pins
 
 SPEC = RuleSpec("claim-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES, Need.DEVICES}))
 RULE_ID = SPEC.id
@@ -85,7 +85,7 @@ def _check_pod(site: PodSpecSite, verdict: DraVerdict, ctx: CheckContext) -> Ite
     if not verdict.found or not verdict.judgeable:
         return
     total, allowed = verdict.total, verdict.allowed
-    if verdict.found == 1 and allowed == total and allocation_error(list(verdict.answers)) is None:
+    if verdict.found == 1 and allowed == total and verdict.error is None:
         return  # the claim's own finding speaks
     if not allowed:
         return  # gpu-unschedulable (or nothing: a pod without GPUs) speaks for the filters

@@ -502,6 +502,11 @@ class DraVerdict:
     absent: tuple[str, ...] = ()  # DeviceClasses the claims name that the cluster does not define (absent_classes)
 
     @property
+    def error(self) -> str | None:
+        """Why the allocator errors on a node the pod may use: the pod stays Pending whatever others offer."""
+        return allocation_error(list(self.answers))
+
+    @property
     def reason(self) -> str | None:
         """Why none fits, from the node that came closest, counted against every node."""
         return None if self.fitting or not self.answers else allocation_failure(list(self.answers), self.total)
@@ -511,7 +516,7 @@ class DraVerdict:
         allocator error on one of them first: it fails every attempt)."""
         if not self.answers:
             return None
-        return allocation_error(list(self.answers)) or allocation_failure(list(self.answers), self.allowed)
+        return self.error or allocation_failure(list(self.answers), self.allowed)
 
 
 def asks_dra(site: PodSpecSite, resolver: Resolver) -> bool:
