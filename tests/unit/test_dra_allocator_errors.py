@@ -134,3 +134,58 @@ def test_explain_fails_the_dra_step_as_check_does(write):
     (dra,) = [step for e in explanations for step in e["steps"] if step["title"] == "DRA claims"]
     assert dra["status"] == "FAIL"
     assert any("the scheduler's allocator fails on node gpu-b" in line for line in dra["lines"])
+
+
+# isSelectable evaluates a request's selectors in order and stops at the first that does not match: gpu-0 of
+# gpu-b (no "index" attribute, 40Gi) never meets the second selector (the oracle's seed 4 found cel-invalid's
+# runtime error on it, where Kubernetes allocates)
+MEMORY_FIRST = """
+- name: gpu
+  exactly:
+    deviceClassName: gpu.example.com
+    allocationMode: All
+    selectors:
+    - cel: {expression: 'device.capacity["gpu.example.com"].memory.compareTo(quantity("80Gi")) >= 0'}
+    - cel: {expression: 'device.attributes["gpu.example.com"].index < 2'}
+"""
+INDEXED = (
+    CLUSTER.split("---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice")[0]
+    + """---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpu-a-gpu.example.com}
+spec:
+  driver: gpu.example.com
+  nodeName: gpu-a
+  pool: {name: gpu-a, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {index: {int: 0}}, capacity: {memory: {value: 80Gi}}}
+  - {name: gpu-1, attributes: {index: {int: 1}}, capacity: {memory: {value: 80Gi}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpu-b-gpu.example.com}
+spec:
+  driver: gpu.example.com
+  nodeName: gpu-b
+  pool: {name: gpu-b, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {model: {string: l4}}, capacity: {memory: {value: 40Gi}}}
+"""
+)
+
+
+def cel_findings(manifest: str) -> list[str]:
+    inventory = load_inventory(["cluster.yaml"], [Source("cluster.yaml", content=INDEXED.encode())])
+    run = LintRun(Config(), [Source("pod.yaml", content=manifest.encode())], inventory)
+    return [f.message for f in run.report().findings if f.rule == "cel-invalid"]
+
+
+def test_a_selector_is_not_evaluated_on_a_device_an_earlier_selector_refused():
+    assert cel_findings(pod(MEMORY_FIRST)) == []
+
+
+def test_the_same_selectors_in_the_other_order_fail_on_that_device():
+    first, second = MEMORY_FIRST.split("    - cel:")[1:]
+    swapped = MEMORY_FIRST.replace(first, "\x00").replace(second, first).replace("\x00", second)
+    assert cel_findings(pod(swapped)) == ["CEL runtime error on device gpu.example.com/gpu-b/gpu-0: no such key: index"]

@@ -64,11 +64,12 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 def _selectors_and_devices(obj: KubeObject, dra: DraModel | None) -> Iterator[tuple[Selector, list[Device]]]:
     """Each selector with the devices the allocator would evaluate it on: a class's selectors see
-    every device; a request's selectors only the devices its class selected."""
+    every device; a request's selectors only the devices its class selected. Either list is evaluated in
+    order, and a device the earlier selectors did not match is not evaluated again (isSelectable stops at the
+    first selector that does not match, k8s.io/dynamic-resource-allocation v0.37.2 allocator_stable.go)."""
     devices = dra.all_devices() if dra is not None and dra.has_devices else []
     if is_dra(obj, "DeviceClass"):
-        for selector in class_selectors(obj.data):
-            yield selector, devices
+        yield from _in_order(class_selectors(obj.data), devices, dra)
         return
     claim = claim_of(obj)
     for request in claim.requests if claim is not None else ():
@@ -77,5 +78,13 @@ def _selectors_and_devices(obj: KubeObject, dra: DraModel | None) -> Iterator[tu
             if dra is not None and devices and alternative.class_name in dra.classes:
                 klass = class_selectors(dra.classes[alternative.class_name])
                 selected = [d for d in devices if all(dra.selectors.outcome(s, d).matches for s in klass)]
-            for selector in alternative.selectors:
-                yield selector, selected
+            yield from _in_order(alternative.selectors, selected, dra)
+
+
+def _in_order(
+    selectors: tuple[Selector, ...], devices: list[Device], dra: DraModel | None
+) -> Iterator[tuple[Selector, list[Device]]]:
+    for selector in selectors:
+        yield selector, devices
+        if dra is not None:
+            devices = [d for d in devices if dra.selectors.outcome(selector, d).matches]
