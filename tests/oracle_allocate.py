@@ -392,21 +392,32 @@ def gpulint_stops(case: dict[str, Any]) -> list[str]:
     ]
 
 
-def compare_allocate(case: dict[str, Any], answer: dict[str, Any]) -> list[str]:
+def empty_cluster(case: dict[str, Any]) -> dict[str, Any]:
+    """The oracle's case without the claims other pods hold: claim-unsatisfiable's errors judge the empty
+    cluster (the devices held now are freed in time; its "now" view is a warning on a claim alone)."""
+    held = {c["metadata"]["name"] for c in case["held"]}
+    oracle = case["oracle"]
+    return {**oracle, "claims": [c for c in oracle["claims"] if c["metadata"]["name"] not in held]}
+
+
+def compare_allocate(case: dict[str, Any], answer: dict[str, Any], empty: dict[str, Any]) -> list[str]:
     """Kubernetes schedules the pod somewhere (a node passes every filter, DynamicResources' among them) or not
     (its "0/N nodes are available" summary, or a filter's error); gpulint must not say the pod stays Pending
-    where it schedules, and should say so where it does not."""
+    where it schedules now (``answer``), and should say so where it cannot schedule on the empty cluster
+    (``empty``: the same without the claims other pods hold)."""
     stops = gpulint_stops(case)
-    if answer.get("error"):
+    if not answer.get("error") and not answer["summary"] and stops:
+        return [f"false error: Kubernetes allocates on {answer['node']} {answer['devices']}; gpulint: {stops}"]
+    if stops:
+        return []
+    if empty.get("error"):
         # a filter's error fails the whole scheduling attempt, and every retry. gpulint says so for a request for
         # all devices over an incomplete or invalid pool (Allocate validates every request first); the other
         # errors (a selector's CEL runtime error, an All request past a constraint) depend on the order the
         # allocator visits devices in, and gpulint judges that node alone: docs/oracle.md, open (a miss)
-        if "asks for all devices, but resource pool" in answer["error"] and not stops:
-            return [f"miss: Kubernetes fails every scheduling attempt: {answer['error']!r}; gpulint says nothing"]
+        if "asks for all devices, but resource pool" in empty["error"]:
+            return [f"miss: Kubernetes fails every scheduling attempt: {empty['error']!r}; gpulint says nothing"]
         return []
-    if not answer["summary"] and stops:
-        return [f"false error: Kubernetes allocates on {answer['node']} {answer['devices']}; gpulint: {stops}"]
-    if answer["summary"] and not stops:
-        return [f"miss: Kubernetes {answer['summary']!r}; gpulint says nothing"]
+    if empty["summary"]:
+        return [f"miss: Kubernetes {empty['summary']!r}; gpulint says nothing"]
     return []
