@@ -33,6 +33,7 @@ class Renderer:
         self._neighbour_sets: dict[str, list[layout.Kustomization]] = {}  # folder -> the kustomizations under it
         self._partial_files: dict[str, set[str]] = {}  # folder -> the patches its kustomizations read or leave
         self._rendered: set[str] = set()  # real paths of the charts and overlays rendered: each once
+        self._builds: dict[str, bool] = {}  # real path of an overlay over a base named alone -> whether it builds
         self._releases: dict[str, Releases] = {}  # per repository: the releases it gives its charts
         self.parses = Parses()  # the files the release readers parse, handed to the sources that are them
 
@@ -136,15 +137,47 @@ class Renderer:
                 "overlays that list the Component render it"
             )
             return True
-        builder = layout.built_by(kustomization, self._neighbours(kustomization.directory))
-        if builder is not kustomization:  # a base: built as the overlay over it builds it
-            display = os.path.normpath(os.path.join(display, os.path.relpath(builder.directory, directory)))
-            kustomization, directory = builder, builder.directory
-        if self._first_time(directory):
+        built = self._as_built(kustomization, display, path)
+        if built is not None:  # a base: built as the overlays over it build it
+            sources.extend(built)
+        elif self._first_time(directory):
             job = self._overlay(kustomization, display, path)
             if job is not None:
                 sources.append(job())
         return self.kustomize_tool() is not None  # without one, the overlay's warning, and the file read raw
+
+    def _as_built(self, base: layout.Kustomization, display: str, named: str) -> list[Source] | None:
+        """A base named alone (a file of it, or its folder), built as each overlay over it builds it, each its own
+        render (two overlays that disagree are never merged); None when nothing builds it or no overlay over it
+        builds (a failure of theirs is no fault of the base's): the base is then built alone, as named."""
+        if not self.enabled or self.kustomize_tool() is None:
+            return None
+        over = layout.builders(base, self._neighbours(base.directory))
+        if not over:
+            return None
+        shown = [os.path.normpath(os.path.join(display, os.path.relpath(b.directory, base.directory))) for b in over]
+        if len(over) > layout.MAX_BUILDERS:
+            self.collection.debug_notes.append(
+                f"{display}: built by {len(over)} overlays; checked as the first {layout.MAX_BUILDERS} build it, "
+                f"not as {', '.join(shown[layout.MAX_BUILDERS :])}"
+            )
+        keys = [os.path.realpath(b.directory) for b in over[: layout.MAX_BUILDERS]]
+        todo = [(key, where, b) for key, where, b in zip(keys, shown, over, strict=False) if self._first_time(key)]
+        jobs = [job for _, where, b in todo if (job := self._overlay(b, where, named)) is not None]
+        built: list[Source] = []
+        for (key, where, _), source in zip(todo, _run_all(jobs), strict=True):
+            self._builds[key] = source.rendered is not None and not source.rendered.problems
+            if self._builds[key]:
+                built.append(source)
+            else:  # its own fault is its own unit's to say
+                self.collection.debug_notes.append(f"{display}: the overlay {where} over it does not build; not used")
+        if not any(self._builds.get(key, True) for key in keys):
+            return None
+        self.collection.debug_notes.append(
+            f"{display}: a kustomize base, checked as the overlays over it build it: "
+            + ", ".join(where for key, where in zip(keys, shown, strict=False) if self._builds.get(key, True))
+        )
+        return built
 
     def _neighbours(self, directory: str) -> list[layout.Kustomization]:
         """The kustomizations under the folder above an overlay's (its siblings' and their subfolders'), where the
@@ -234,6 +267,14 @@ class Renderer:
         pending = layout.roots(kustomizations) if kustomizations else []
         disabled = layout.disabled_directories(kustomizations) if kustomizations else set()
         rendered: list[Source] = []
+        named = next((k for k in pending if os.path.realpath(k.directory) == os.path.realpath(root)), None)
+        if named is not None and os.path.realpath(root) not in disabled and named.data.get("kind") != "Component":
+            # a base folder named alone (the overlays over it are outside the walk): built as they build it
+            built = self._as_built(named, _display(root, named.directory), root)
+            if built is not None:
+                rendered += built
+                consumed |= layout.consumed_files(layout.closure(named, kustomizations))
+                pending = [k for k in pending if k is not named]
         for level in range(MAX_FALLBACK_LEVELS):
             overlays: list[tuple[layout.Kustomization, int]] = []  # each with its job's index
             for kustomization in pending:

@@ -316,31 +316,36 @@ def roots(kustomizations: list[Kustomization]) -> list[Kustomization]:
 
 
 MAX_BUILDER_LEVELS = 4  # overlays over a base: kubeflow's manager/ <- default/ <- base/ <- overlays/kubeflow
+MAX_BUILDERS = 4  # the overlays a base named alone is built by, each its own render
 
 
-def built_by(base: Kustomization, neighbours: list[Kustomization]) -> Kustomization:
-    """The overlay that really builds ``base``: the first of ``neighbours`` (by path) that lists it as a resource,
-    and so on up, at most MAX_BUILDER_LEVELS; ``base`` itself when none does. A base's file built alone misses
-    what its overlays give it (kubeflow/manifests' notebook-controller ``manager/manager.yaml``: a Deployment
-    whose selector ``default/``'s ``commonLabels`` makes). Components are no builders: kustomize builds them only
+def builders(base: Kustomization, neighbours: list[Kustomization]) -> list[Kustomization]:
+    """The overlays that really build ``base``: those of ``neighbours`` over it (listing it as a resource, or
+    listing one that does, up to MAX_BUILDER_LEVELS) that nothing else builds, by path; none when nothing
+    builds it. A base built alone misses what its overlays give it (kubeflow/manifests' notebook-controller
+    ``manager/``: a Deployment whose selector ``default/``'s ``commonLabels`` makes, built by
+    ``overlays/kubeflow`` and ``overlays/standalone``). Components are no builders: kustomize builds them only
     inside an overlay; nor is an overlay with a remote resource, which gpulint does not fetch (its failure would
-    leave the file unchecked where the overlay below it builds)."""
+    leave the base unchecked where the overlay below it builds)."""
     by_directory = {
         os.path.realpath(k.directory): k for k in neighbours if k.data.get("kind") != "Component" and not k.remote
     }
-    builders: dict[str, list[Kustomization]] = {}
-    for _, k in sorted(by_directory.items()):
+    over: dict[str, list[str]] = {}  # a folder -> the overlays that list it
+    for key, k in sorted(by_directory.items()):
         for listed in dict.fromkeys(map(os.path.realpath, k.local_dirs)):
-            builders.setdefault(listed, []).append(k)
-    current, seen = base, {os.path.realpath(base.directory)}
-    for _ in range(MAX_BUILDER_LEVELS):
-        listing = builders.get(os.path.realpath(current.directory), [])
-        found = [k for k in listing if os.path.realpath(k.directory) not in seen]
-        if not found:
-            break
-        current = found[0]
-        seen.add(os.path.realpath(current.directory))
-    return current
+            over.setdefault(listed, []).append(key)
+    level = [os.path.realpath(base.directory)]
+    reached, tops = set(level), []
+    for depth in range(MAX_BUILDER_LEVELS):
+        above = []
+        for key in level:
+            for builder in over.get(key, []):
+                if builder not in reached:
+                    reached.add(builder)
+                    above.append(builder)
+        tops += [key for key in above if not over.get(key) or depth == MAX_BUILDER_LEVELS - 1]
+        level = [key for key in above if over.get(key)]
+    return [by_directory[key] for key in sorted(tops)]
 
 
 def closure(root: Kustomization, kustomizations: list[Kustomization]) -> list[Kustomization]:
