@@ -134,3 +134,34 @@ def test_an_overlay_named_is_built_as_named(repo, render_tools):
     result = check(render_tools["kubectl"], f"{UPSTREAM}/overlays/kubeflow")
     assert serious(result) == [], result.stdout
     assert result.json()["summary"]["objects"] == 1, result.stdout
+
+
+def test_a_kustomization_named_alone_is_built_as_its_folder_is(repo, render_tools):
+    # pre-commit names only the kustomization when only it changed: it was skipped as no manifest, nothing checked
+    files = {
+        **NOTEBOOK_CONTROLLER,
+        f"{UPSTREAM}/overlays/standalone/kustomization.yaml": "resources:\n- ../../manager\nnamespace: standalone\n",
+    }
+    in_work_tree(repo, files)
+    result = check(render_tools["kubectl"], f"{UPSTREAM}/manager/kustomization.yaml")
+    assert serious(result) == [(f"{UPSTREAM}/manager/manager.yaml", "schema-invalid")], result.stdout
+    result = check(render_tools["kubectl"], f"{UPSTREAM}/overlays/kubeflow/kustomization.yaml")
+    assert serious(result) == [], result.stdout
+    assert result.json()["summary"]["objects"] == 1, result.stdout
+
+
+def test_a_components_kustomization_named_alone_is_not_built(repo, render_tools):
+    # the trap: kustomize builds a Component only inside an overlay that lists it ("expected kind != 'Component'")
+    files = {
+        **NOTEBOOK_CONTROLLER,
+        f"{UPSTREAM}/components/istio/kustomization.yaml": """
+            apiVersion: kustomize.config.k8s.io/v1alpha1
+            kind: Component
+            resources:
+            - ../../manager
+            """,
+    }
+    in_work_tree(repo, files)
+    result = check(render_tools["kubectl"], f"{UPSTREAM}/components/istio/kustomization.yaml")
+    assert serious(result) == [], result.stdout
+    assert result.json()["summary"]["objects"] == 0, result.stdout

@@ -220,6 +220,8 @@ class Renderer:
                 break
             directory = parent
         parent_directory = os.path.dirname(absolute)
+        if layout.kustomization_file(parent_directory) == absolute:  # pre-commit names it when only it changed
+            return "kustomize", parent_directory
         if parent_directory not in self._kustomizations:
             self._kustomizations[parent_directory] = list(layout.enclosing_kustomizations(path))
         real = os.path.realpath(absolute)
