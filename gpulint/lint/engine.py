@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -453,6 +454,8 @@ class Engine:
         groups: dict[str, list[tuple[Finding, tuple[Directive, ...]]]] = {loaded.path: []}
         for item in findings:
             groups.setdefault(item[0].file, []).append(item)
+        if loaded.reported is not None:  # an overlay built for a base named alone: the rest is other units'
+            groups = {file: items for file, items in groups.items() if os.path.realpath(file) in loaded.reported}
         kept: list[Finding] = []
         suppressed = 0
         for file, items in groups.items():

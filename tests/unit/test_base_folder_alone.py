@@ -165,3 +165,41 @@ def test_a_components_kustomization_named_alone_is_not_built(repo, render_tools)
     result = check(render_tools["kubectl"], f"{UPSTREAM}/components/istio/kustomization.yaml")
     assert serious(result) == [], result.stdout
     assert result.json()["summary"]["objects"] == 0, result.stdout
+
+
+def test_findings_of_the_overlay_over_a_base_are_its_own_units(repo, render_tools):
+    # the trap for the builder: a Flux repository's kubernetes/apps/ lists every namespace's folder; checking ai/
+    # alone builds it through apps/, but the media/ Deployment's refusal is the media/ unit's, not ai/'s
+    files = {
+        "kubernetes/apps/kustomization.yaml": "resources:\n- ai\n- media\n",
+        "kubernetes/apps/ai/kustomization.yaml": "namespace: ai\nresources:\n- ollama.yaml\n",
+        "kubernetes/apps/ai/ollama.yaml": """
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: ollama
+            spec:
+              containers:
+              - name: ollama
+                image: ollama/ollama:0.12.3
+                resources:
+                  limits:
+                    nvidia.com/gpu: 1
+            """,
+        "kubernetes/apps/media/kustomization.yaml": "namespace: media\nresources:\n- plex.yaml\n",
+        "kubernetes/apps/media/plex.yaml": """
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: Plex
+            spec:
+              containers:
+              - name: plex
+                image: plexinc/pms-docker:1.42.1
+            """,
+    }
+    in_work_tree(repo, files)
+    result = check(render_tools["kubectl"], "kubernetes/apps/ai")
+    assert serious(result) == [], result.stdout
+    result = check(render_tools["kubectl"], "kubernetes/apps/media")
+    assert [path for path, _ in serious(result)] == ["kubernetes/apps/media/plex.yaml"], result.stdout

@@ -152,7 +152,8 @@ class Renderer:
         builds (a failure of theirs is no fault of the base's): the base is then built alone, as named."""
         if not self.enabled or self.kustomize_tool() is None:
             return None
-        over = layout.builders(base, self._neighbours(base.directory))
+        neighbours = self._neighbours(base.directory)
+        over = layout.builders(base, neighbours)
         if not over:
             return None
         shown = [os.path.normpath(os.path.join(display, os.path.relpath(b.directory, base.directory))) for b in over]
@@ -165,9 +166,12 @@ class Renderer:
         todo = [(key, where, b) for key, where, b in zip(keys, shown, over, strict=False) if self._first_time(key)]
         jobs = [job for _, where, b in todo if (job := self._overlay(b, where, named)) is not None]
         built: list[Source] = []
+        own = frozenset(layout.consumed_files(layout.closure(base, neighbours)))
         for (key, where, _), source in zip(todo, _run_all(jobs), strict=True):
             self._builds[key] = source.rendered is not None and not source.rendered.problems
             if self._builds[key]:
+                assert source.rendered is not None
+                source.rendered.reported = own  # the overlay's other resources are their own units'
                 built.append(source)
             else:  # its own fault is its own unit's to say
                 self.collection.debug_notes.append(f"{display}: the overlay {where} over it does not build; not used")

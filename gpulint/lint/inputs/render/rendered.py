@@ -112,6 +112,8 @@ class Rendered:
     # documents of the chart's own files read beside its output: values that make pods (kube/jupyterhub)
     held: list[LoadedFile] = field(default_factory=list)
     release: str = ""  # the release the repository gives the chart, as labelled (render/releases): its own unit
+    # an overlay over a base named alone: only findings in the base's own files (real paths) are the unit's
+    reported: frozenset[str] | None = None
 
     def loaded(self, loaded: LoadedFile) -> LoadedFile:
         if self.mapper is not None:
@@ -125,6 +127,7 @@ class Rendered:
             document.release = self.release
         loaded.problems.extend(problem.as_load_problem() for problem in self.problems)
         loaded.texts.update(self.texts)
+        loaded.reported = self.reported
         return loaded
 
 
