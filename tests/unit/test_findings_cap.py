@@ -157,3 +157,50 @@ def test_gpulint_inventory_lists_as_many(tmp_path: Path) -> None:
     found = result.json()["findings"]
     assert len(found) == MAX_FILE_FINDINGS + 1
     assert found[-1]["message"] == "100 more schema-invalid findings in this file, from here on, not listed"
+
+
+# A Node the loader refuses (exit 2): `unschedulable: "yes"` is a string where Kubernetes' bool is
+UNREADABLE = 'apiVersion: v1\nkind: Node\nmetadata: {{name: gpu-{index}}}\nspec: {{unschedulable: "yes"}}\n'
+
+
+def _unreadable(path: Path, nodes: int) -> Path:
+    path.write_text("---\n".join(UNREADABLE.format(index=index) for index in range(nodes)))
+    return path
+
+
+@pytest.mark.parametrize("command", [("inventory",), ("check", "{pod}")])
+def test_an_unreadable_inventorys_errors_are_listed_as_findings_are(tmp_path: Path, command: tuple[str, ...]) -> None:
+    nodes = _unreadable(tmp_path / "nodes.yaml", 1100)
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(POD.format(index=0))
+    result = run_cli(*(part.format(pod=pod) for part in command), "--inventory", str(nodes))
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert lines[0] == "gpulint: error: the inventory cannot be read:"
+    listed = lines[1:-1]
+    assert len(listed) == MAX_FILE_FINDINGS
+    assert (
+        listed[-1]
+        == f"{nodes}:4999:23: inventory: Node/gpu-999: spec.unschedulable must be true or false, not a string"
+    )
+    # at the first one left out: the next Node's field (five lines a Node with its separator)
+    assert lines[-1] == (
+        f"{nodes}:5004:23: inventory: 100 more problems in this file, from here on, not listed "
+        f"(at most {MAX_FILE_FINDINGS} are listed a file)"
+    )
+
+
+def test_each_inventory_file_is_bounded_on_its_own(tmp_path: Path) -> None:
+    folder = tmp_path / "inventory"
+    folder.mkdir()
+    many = _unreadable(folder / "a.yaml", MAX_FILE_FINDINGS + 1)
+    few = _unreadable(folder / "b.yaml", 3)
+    result = run_cli("inventory", "--inventory", str(folder))
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()[1:]
+    assert len(lines) == MAX_FILE_FINDINGS + 1 + 3
+    assert lines[MAX_FILE_FINDINGS].startswith(f"{many}:5004:23: inventory: 1 more problem in this file,")
+    assert lines[-3:] == [
+        f"{few}:{5 * index + 4}:23: inventory: Node/gpu-{index}: spec.unschedulable must be true or false, not a string"
+        for index in range(3)
+    ]

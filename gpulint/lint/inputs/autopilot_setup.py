@@ -40,11 +40,16 @@ CLUSTER_FILES = Selection(
 )
 # Text without which a source holds no pod Autopilot's GPU rules judge: a run whose sources hold none walks nothing.
 GPU_WORDS = (b"nvidia.com/gpu",)
-# Text without which a file says nothing of a GKE cluster (a cheap test before any pattern runs).
-_CONTEXT = re.compile(
-    r"google_container_|kubernetes-engine/google|container\s+(?:clusters|node-pools)|ContainerCluster|"
-    r"ContainerNodePool|container\.gcp\.upbound\.io"
+# Text without which a file says nothing of a GKE cluster (a cheap test before any pattern runs): substring tests,
+# since a pattern of alternatives is tried at every position of every pod manifest a repository holds.
+_CONTEXT_WORDS = (
+    "google_container_",
+    "kubernetes-engine/google",
+    "ContainerCluster",
+    "ContainerNodePool",
+    "container.gcp.upbound.io",
 )
+_GCLOUD_CONTEXT = re.compile(r"container\s+(?:clusters|node-pools)")  # only in a file that names gcloud
 # --- Terraform (hashicorp/terraform-provider-google; terraform-google-modules/terraform-google-kubernetes-engine)
 # a string (kept: a module source holds "//modules/"), else a comment (dropped)
 _TF_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|/\*.*?\*/|(?:#|//)[^\n]*', re.DOTALL)
@@ -125,9 +130,15 @@ def words_of_tree(
     """Every cluster word of the work tree at ``root`` (paths relative to it)."""
     found: list[ClusterWord] = []
     for path, text in setup_files(root, CLUSTER_FILES, exclude, known):
-        if _CONTEXT.search(text):
+        if _says_cluster(text):
             found += words_of_file(path, text)
     return found
+
+
+def _says_cluster(text: str) -> bool:
+    return any(word in text for word in _CONTEXT_WORDS) or (
+        "gcloud" in text and _GCLOUD_CONTEXT.search(text) is not None
+    )
 
 
 def words_of_file(path: str, text: str) -> list[ClusterWord]:

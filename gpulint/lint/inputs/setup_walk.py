@@ -46,8 +46,9 @@ def known_contents(sources: Sequence[Source]) -> dict[str, bytes]:
     return {os.path.abspath(s.fs_path): s.content for s in sources if s.fs_path and s.content is not None}
 
 
-def file_text(path: str, known: Mapping[str, bytes]) -> str:
-    content = known.get(os.path.abspath(path))
+def file_text(path: str, known: Mapping[str, bytes], absolute: str | None = None) -> str:
+    """``absolute``: the path made absolute, when the caller knows it cheaper than os.path.abspath."""
+    content = known.get(absolute or os.path.abspath(path))
     if content is None:
         content = read_head(path, MAX_BYTES)
     return content[:MAX_BYTES].decode("utf-8", errors="replace")
@@ -61,10 +62,19 @@ def setup_files(
     MAX_FILES files, no link followed; a folder that cannot be read ends the walk (what came before it stands)."""
     shown = shown_root(root)
     walk = Walk(shown, tuple(exclude), [], select=select)  # its notes are the manifest walk's to give
+    # The walk's paths are normalized and under ``shown``: a prefix cut, not os.path.relpath and abspath per file
+    # (their normpath calls were a third of a warm pre-commit run's walk).
+    inside = "" if shown == os.curdir else shown if shown.endswith(os.sep) else shown + os.sep
+    here = os.path.join(os.getcwd(), "")
     try:
         for count, candidate in enumerate(walk.files()):
             if count >= MAX_FILES or candidate.follow:
                 return  # in-tree links come last: none is followed
-            yield os.path.relpath(candidate.path, shown), file_text(candidate.path, known or {})
+            path = candidate.path
+            if not path.startswith(inside) or path.startswith(os.pardir):
+                yield os.path.relpath(path, shown), file_text(path, known or {})
+                continue
+            absolute = path if os.path.isabs(path) else here + path
+            yield path[len(inside) :], file_text(path, known or {}, absolute)
     except SourceError:
         return

@@ -23,7 +23,7 @@ from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requests
 from gpulint.kube.validation.errors import DUPLICATE, FieldError
 from gpulint.lint.config import Config
 from gpulint.lint.errors import InventoryError as InventoryError  # re-exported: raised here
-from gpulint.lint.findings import Path
+from gpulint.lint.findings import MAX_FILE_FINDINGS, Path
 from gpulint.lint.inputs.collect import collect
 from gpulint.lint.inputs.loader import LoadProblem, LocatedDocument, collector_paused, detect_encoding, load_bytes
 from gpulint.lint.inputs.objects import KubeObject, is_list, is_object, objects_in
@@ -416,6 +416,25 @@ def _problem_message(path: str, problem: LoadProblem) -> str:
     return f"{path}:{problem.line}:{problem.column}: inventory: {problem.message}"
 
 
+_PLACE = re.compile(r"(\d+):(\d+): ")
+
+
+def _bounded_problems(display: str, problems: list[str], limit: int = MAX_FILE_FINDINGS) -> list[str]:
+    """A file's first ``limit`` problems, then one line at the first left out saying how many more: as a report
+    lists a file's findings (lint.findings.capped), so 20,000 malformed Nodes are not 20,000 error lines."""
+    if len(problems) <= limit:
+        return problems
+    first = problems[limit]
+    place = _PLACE.match(first, len(display) + 1) if first.startswith(display + ":") else None
+    line, column = place.groups() if place else ("1", "1")
+    more = len(problems) - limit
+    return [
+        *problems[:limit],
+        f"{display}:{line}:{column}: inventory: {more} more problem{'s' if more > 1 else ''} in this file, "
+        f"from here on, not listed (at most {limit} are listed a file)",
+    ]
+
+
 def load_inventory(
     paths: list[str],
     sources: list[Source] | None = None,
@@ -430,7 +449,9 @@ def load_inventory(
     sources = collect_inventory(paths) if sources is None else sources
     problems: list[str] = []
     for source in sources:
-        add_sources(inventory, [source], problems, inspect)
+        found: list[str] = []
+        add_sources(inventory, [source], found, inspect)
+        problems.extend(_bounded_problems(source.display, found))
     if problems:
         raise InventoryError("the inventory cannot be read:\n" + "\n".join(problems))
     inventory.account_running_pods()
