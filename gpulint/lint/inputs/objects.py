@@ -8,6 +8,7 @@ from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.jupyterhub import values_of
+from gpulint.kube.strategic import DIRECTIVE
 from gpulint.kube.workloads import ObjectFacts
 from gpulint.lint.findings import ObjectRef, Path
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument
@@ -70,6 +71,14 @@ def is_object(data: Any) -> bool:
     return (has_kind and has_version) or ((has_kind or has_version) and lost_one)
 
 
+def is_patch(data: dict[str, Any]) -> bool:
+    """A strategic-merge patch by its own shape: a top-level ``$patch`` directive (``delete`` removes the object
+    it names, ``replace`` swaps it whole: k8s.io/apimachinery strategicpatch). Kustomize applies it to an object
+    its overlay builds; it is no object to create, whichever kustomization lists it (one gpulint cannot read:
+    deployKF's gomplate templates list their `patches/removals/*.yaml` so)."""
+    return isinstance(data.get(DIRECTIVE), str)
+
+
 def is_list(data: dict[str, Any]) -> bool:
     """``kind: List`` (what ``kubectl get -o yaml`` prints), or a typed list such as PodList."""
     kind = data.get("kind")
@@ -127,7 +136,7 @@ def parse_file(loaded: LoadedFile, complete_objects_only: bool = False) -> Parse
         ):
             not_objects += data is not None
             continue
-        if is_object(document.data):
+        if is_object(document.data) and not is_patch(document.data):
             objects.extend(objects_in(document))
         elif document.data is not None:
             not_objects += 1

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -355,6 +356,14 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
     text = " ".join(line.strip() for line in lines).removeprefix("Error: ").strip() or "helm template failed"
     severity = Severity.WARNING if any(marker in text for marker in _ENVIRONMENT) else Severity.ERROR
     message = f"helm template failed: {text}"
+    templated = _templated_chart_file(text, place.directory)
+    if templated is not None:
+        name, line = templated
+        message += (
+            f"; {name} holds template actions ({{{{ at line {line}), which helm never evaluates in it: a tool "
+            "renders this chart before helm reads it (a generator such as gomplate), so the chart was not checked"
+        )
+        return RenderProblem(chart_file, 1, 1, message, Severity.WARNING)
     if holds_nothing(os.path.join(place.directory, "Chart.yaml")):
         message += "; Chart.yaml is empty: the folder is no chart helm installs (a program may embed its templates), not checked"
         return RenderProblem(chart_file, 1, 1, message, Severity.WARNING)
@@ -427,6 +436,44 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
             column = int(match.group("column")) + 1 if match.group("column") else 1
             return RenderProblem(found[1], int(match.group("line")), column, message, severity)
     return RenderProblem(chart_file, 1, 1, message, severity)
+
+
+# helm loads Chart.yaml and values.yaml as plain YAML (pkg/chart/v2/loader/load.go); a `{{` there is another
+# tool's template action (deployKF's gomplate `{{< ... >}}`), never helm's
+_LOAD_REFUSED = re.compile(r"cannot load (Chart\.yaml|values\.yaml)")
+_TEMPLATE_ACTION = re.compile(r"\{\{.*\}\}")
+MAX_CHART_FILE = 1_000_000
+
+
+def _templated_chart_file(text: str, directory: str) -> tuple[str, int] | None:
+    """(file, first line with a template action) when helm refused to load the chart's Chart.yaml or values.yaml
+    and that file holds template actions: the chart is itself a template, rendered by some tool before helm."""
+    refused = _LOAD_REFUSED.search(text)
+    if refused is None:
+        return None
+    try:
+        with open(os.path.join(directory, refused.group(1)), "rb") as handle:
+            lines = handle.read(MAX_CHART_FILE).decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    first = next((n for n, line in _plain_lines(lines) if _TEMPLATE_ACTION.search(_QUOTED.sub("", line))), None)
+    return (refused.group(1), first) if first is not None else None
+
+
+_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+_BLOCK_SCALAR = re.compile(r"[:-]\s*[|>][-+0-9]*\s*(?:#.*)?$")
+
+
+def _plain_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
+    """(line number, text without its comment) of the lines outside block scalars: a `{{` inside a quoted
+    string or a `|` block is a value a chart's `tpl` may expand, valid YAML, not the cause of a refusal."""
+    block_indent = -1
+    for number, line in enumerate(lines, 1):
+        indent = len(line) - len(line.lstrip(" "))
+        if block_indent >= 0 and (not line.strip() or indent > block_indent):
+            continue
+        block_indent = indent if _BLOCK_SCALAR.search(line) else -1
+        yield number, line.split(" #", 1)[0]
 
 
 # helm's refusal of values against a chart's values.schema.json (pkg/chart/v2/util/jsonschema.go), and where: a
@@ -598,6 +645,7 @@ def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
     code = [_STRINGS.sub('""', part) for part in (node, action, condition)]  # a message names, it does not read
     read = [m.group(1)[1:] for part in code for m in _VALUES_READ.finditer(part)]
     read += _variables_read(node, lines)
+    read += _set_in_message(stderr)
     read = list(dict.fromkeys(read))[:MAX_VALUES_READ]
     shown = (found[1], number, column + 1)
     if _CLUSTER.search(action) or _CLUSTER.search(condition):
@@ -738,6 +786,19 @@ def _condition_above(lines: list[str], number: int, column: int) -> str:
                     return action if not action.lstrip("{- ").startswith(("define", "block", "range")) else ""
                 depth -= 1
     return ""
+
+
+# `set aws.enabled=true`: a value path in helm's `--set` form, in the message a failing `fail` or `required` printed
+_SET_FORM = re.compile(r"(?<![\w.$/-])([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+)=")
+
+
+def _set_in_message(stderr: str) -> list[str]:
+    """The values a chart's own failure message tells the installer to set (`fail (printf "Exactly one cloud
+    provider must be enabled: set %s" ...)` printing `set aws.enabled=true, azure.enabled=true`): helm names only
+    the place of the outermost action, an `include` whose template holds the `fail`, so its condition is not
+    read; the message says which values decide."""
+    found = _EXECUTION_MESSAGE.search(stderr)
+    return [m.group(1) for m in _SET_FORM.finditer(found.group("message"))] if found else []
 
 
 # `{{- $tfNodeSelectors := .Values.tfNodeSelectors -}}`: a variable that holds a value
