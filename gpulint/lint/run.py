@@ -32,6 +32,7 @@ from gpulint.kube import knative
 from gpulint.lint.config import ClusterScope, Config
 from gpulint.lint.engine import Deadline, Engine, Routes, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
+from gpulint.lint.inputs.chart_entries import with_chart_entries
 from gpulint.lint.inputs.linted_set import LintedObject, LintedSet, secret_outline
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.inputs.objects import KubeObject, ParsedFile, is_list, is_object, object_ref, parse_file
@@ -62,8 +63,8 @@ def parse_source(source: Source, reduced: Callable[[str], str] | None = None) ->
     kept = source.parsed.take(raw, source.display) if source.parsed is not None and reduced is None else None
     loaded = kept if kept is not None else load_bytes(source.display, raw, reduced=reduced)
     if source.rendered is not None:  # documents placed in the templates, bases and patches that made them
-        loaded = source.rendered.loaded(loaded)
-    return parse_file(loaded, complete_objects_only=source.values)
+        return parse_file(source.rendered.loaded(loaded), complete_objects_only=source.values)
+    return with_chart_entries(parse_file(loaded, complete_objects_only=source.values))
 
 
 def parse_all(sources: Sequence[Source]) -> list[ParsedFile]:

@@ -143,9 +143,17 @@ def parse_file(loaded: LoadedFile, complete_objects_only: bool = False) -> Parse
     return ParsedFile(loaded, objects, not_objects)
 
 
+# How a helmfile's and a Zarf package's releases of a GPU stack chart of a chart repository are named
+# (inputs/chart_entries.py): no object has such a kind
+RELEASE_FORMS = ("helmfile release", "Zarf chart")
+
+
 # How messages name a zero-to-jupyterhub values document: its user pods are made by the hub's KubeSpawner. No
 # object can have this kind (a kind has no space), so no custom resource is routed as one.
 HUB_VALUES = ObjectRef("", "JupyterHub values", "", "singleuser")
 # Documents read for the pods a program makes from them, no objects themselves: the rules that judge pod
 # templates read them, and of the others only these (kind -> rule ids), which judge their pods
-NOT_OBJECTS: dict[str, frozenset[str]] = {HUB_VALUES.kind: frozenset({"api-rejected"})}
+NOT_OBJECTS: dict[str, frozenset[str]] = {
+    HUB_VALUES.kind: frozenset({"api-rejected"}),
+    **{form: frozenset({"device-plugin-config"}) for form in RELEASE_FORMS},
+}

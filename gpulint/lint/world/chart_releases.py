@@ -18,10 +18,17 @@ from gpulint.kube.refs import Path
 from gpulint.kube.workloads import api_group
 from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.loader import load_text
+from gpulint.lint.inputs.objects import RELEASE_FORMS
 
 MAX_VALUES = 256 * 1024  # an Application's inline values: a chart's values file is a few hundred lines
-# The GitOps objects that install a chart with values written in them: (group, kind).
-CHART_INSTALLERS = (("helm.toolkit.fluxcd.io", "HelmRelease"), ("argoproj.io", "Application"))
+# The objects that install a chart with values written in them: (group, kind). A GitOps object, or a release of a
+# chart repository's chart in a helmfile or a Zarf package (inputs/render/releases.py
+# remote_charts: its values files read, each layer where it is written).
+CHART_INSTALLERS = (
+    ("helm.toolkit.fluxcd.io", "HelmRelease"),
+    ("argoproj.io", "Application"),
+    *(("", form) for form in RELEASE_FORMS),
+)
 _GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
@@ -123,6 +130,19 @@ class ChartValues:
     files: bool  # values also come from files or objects elsewhere (Flux valuesFrom, Argo valueFiles)
     parameters: tuple[str, ...]  # Argo CD helm.parameters names (--set, applied last)
     inside_string: bool  # the values are a YAML string (Argo helm.values): no position inside it is kept
+    # the layers helm merges into ``values``, each (where it is, its values, written there: a position inside it
+    # is a position in the object); empty: ``values`` is one layer at ``values_path``
+    layers: tuple[tuple[Path, dict[str, Any], bool], ...] = ()
+
+    def placed(self, path: tuple[str, ...]) -> tuple[Path, bool]:
+        """Where the value at ``path`` of the values is written, and whether that is its own place (a layer
+        written in the object) or the layer that holds it (a values file, a values string)."""
+        for where, values, inline in reversed(self.layers):
+            if dig(values, *path) is not None:
+                return ((*where, *path), True) if inline else (where, False)
+        if self.inside_string:
+            return self.values_path, False
+        return (*self.values_path, *path), True
 
     def outside(self, word: str) -> bool:
         """Whether values given elsewhere may set a value whose path holds ``word``."""
@@ -133,6 +153,8 @@ def chart_values(data: dict[str, Any]) -> list[ChartValues]:
     """The charts a Flux HelmRelease or an Argo CD Application installs, with their inline values (empty for other
     objects, and for an Argo source whose values string does not read as a mapping)."""
     group, kind = api_group(text(data.get("apiVersion"))), text(data.get("kind"))
+    if not group and kind in RELEASE_FORMS:
+        return [_remote(data)]
     if group == "helm.toolkit.fluxcd.io" and kind == "HelmRelease":
         spec = mapping(data.get("spec"))
         chart = text(dig(spec, "chart", "spec", "chart"))
@@ -145,6 +167,45 @@ def chart_values(data: dict[str, Any]) -> list[ChartValues]:
         sources += [(("spec", "sources", i), s) for i, s in enumerate(sequence(spec.get("sources")))]
         return [found for base, source in sources for found in _argo_source(mapping(source), base)]
     return []
+
+
+def _remote(data: dict[str, Any]) -> ChartValues:
+    """A helmfile's or a Zarf package's release of a chart repository's chart (as
+    remote_charts gives it): its layers merged as helm merges them; a value given but not known is named in
+    ``unknown`` ("": which ones is not known)."""
+    layers = tuple(
+        (tuple(mapping(layer).get("path") or ()), mapping(mapping(layer).get("values")), mapping(layer).get("inline"))
+        for layer in sequence(data.get("layers"))
+    )
+    unknown = [text(name) for name in sequence(data.get("unknown"))]
+    values: dict[str, Any] = {}
+    for _where, layer, _inline in layers:
+        values = _coalesced(values, layer)
+    single = layers[0][0] if len(layers) == 1 and layers[0][2] else ()
+    return ChartValues(
+        text(data.get("chart")),
+        values,
+        single,
+        (),
+        "" in unknown,
+        tuple(name for name in unknown if name),
+        False,
+        tuple((where, layer, inline is True) for where, layer, inline in layers),
+    )
+
+
+def _coalesced(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` merged onto ``base`` as helm merges values files (pkg/chartutil coalesce.go): maps key by key, any
+    other value replaced, a null deleting the key."""
+    merged = dict(base)
+    for key, value in over.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _coalesced(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
 
 
 def _name(chart: str) -> str:
@@ -294,10 +355,8 @@ def embedded_plugin_configs(data: dict[str, Any]) -> list[EmbeddedConfig]:
         if not all(isinstance(v, str) for v in configs.values()) or _templated(configs):
             continue  # a template or a value not a file: what the plugin reads is not known
         for key, value in configs.items():
-            if given.inside_string:
-                found.append(EmbeddedConfig(given.values_path, value, False))
-            else:
-                found.append(EmbeddedConfig((*given.values_path, *where.files, key), value, True))
+            path, placed = given.placed((*where.files, key))
+            found.append(EmbeddedConfig(path, value, placed))
     return found
 
 

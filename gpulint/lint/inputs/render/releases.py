@@ -58,6 +58,7 @@ from gpulint.lint.inputs import hcl
 from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
 from gpulint.lint.inputs.loader import LocatedDocument, load_bytes
 from gpulint.lint.inputs.parsed_once import Parses
+from gpulint.lint.inputs.render.view import boundary
 from gpulint.lint.inputs.repo_index import shown_root
 from gpulint.lint.inputs.sources import SourceError
 from gpulint.lint.paths import is_within
@@ -174,26 +175,36 @@ def _helmfile(scan: _Scan, found: _File) -> Iterator[Release]:
                 continue
             if "valuesTemplate" in entry or "setTemplate" in entry or entry.get("installed", True) is not True:
                 continue  # values helmfile computes, or a release not installed (or installed on a condition)
-            layers: list[Layer] = []
-            for item in sequence(entry.get("values")):
-                if isinstance(item, dict) and not _templated(item):
-                    layers.append(item)
-                elif (path := _values_file(scan.root, base, item)) is not None and not path.endswith(".gotmpl"):
-                    layers.append(path)
-                else:
-                    break
-            else:
-                sets = [_set_value(mapping(s).get("name"), mapping(s).get("value")) for s in sequence(entry.get("set"))]
-                if None in sets or not (layers or sets):
-                    continue
-                yield Release(
-                    chart,
-                    text(entry.get("name")),
-                    text(entry.get("namespace")),
-                    tuple(layers),
-                    tuple(s for s in sets if s),
-                    origin=_origin(scan, found, document, ("releases", index)),
-                )
+            given = _helmfile_values(scan.root, base, entry)
+            if None in given:
+                continue
+            layers = [layer for layer in given if layer is not None]
+            sets = [_set_value(mapping(s).get("name"), mapping(s).get("value")) for s in sequence(entry.get("set"))]
+            if None in sets or not (layers or sets):
+                continue
+            yield Release(
+                chart,
+                text(entry.get("name")),
+                text(entry.get("namespace")),
+                tuple(layers),
+                tuple(s for s in sets if s),
+                origin=_origin(scan, found, document, ("releases", index)),
+            )
+
+
+def _helmfile_values(root: str, base: str, entry: dict[str, Any]) -> list[Layer | None]:
+    """A helmfile release's ``values`` in order (helmfile pkg/state/state.go ReleaseSpec.Values): a map written
+    inline, or a file relative to the helmfile; None for one not known (a template, a ``.gotmpl`` file helmfile
+    renders, a file missing or outside the repository)."""
+    layers: list[Layer | None] = []
+    for item in sequence(entry.get("values")):
+        if isinstance(item, dict) and not _templated(item):
+            layers.append(item)
+        elif (path := _values_file(root, base, item)) is not None and not path.endswith(".gotmpl"):
+            layers.append(path)
+        else:
+            layers.append(None)
+    return layers
 
 
 def _argo(scan: _Scan, found: _File) -> Iterator[Release]:
@@ -850,3 +861,156 @@ def _walk(root: str, exclude: Sequence[str], parses: Parses) -> _Scan:
     except SourceError:
         pass  # a folder that cannot be read ends the walk: what came before it stands
     return scan
+
+
+# ---------------------------------------------------------------------------------------------- remote charts
+
+
+# A layer of a remote chart's values: (its path in the entry, its values, written there: a position inside it is a
+# position in the entry).
+ValuesLayer = tuple[tuple[Any, ...], dict[str, Any], bool]
+
+
+@dataclass(frozen=True)
+class RemoteChart:
+    """A chart of a chart repository (not of this one) a helmfile or a Zarf package installs: the
+    values it gives, each layer in helm's order with where it is written (a path in the entry), as known values."""
+
+    form: str  # how findings name the entry: "helmfile release", "Zarf chart"
+    chart: str  # the chart's name (the last part of its reference)
+    name: str  # the release's
+    namespace: str
+    entry: tuple[Any, ...]  # the entry's path in its document
+    layers: tuple[ValuesLayer, ...]
+    unknown: tuple[str, ...] = ()  # values it gives that are not known ("": which ones is not known either)
+
+    def as_data(self) -> dict[str, Any]:
+        """The entry as the object the checks read (plain data: it crosses to forked workers and caches)."""
+        return {
+            "kind": self.form,
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "chart": self.chart,
+            "layers": [{"path": list(p), "values": v, "inline": i} for p, v, i in self.layers],
+            "unknown": list(self.unknown),
+        }
+
+
+def _file_layer(path: str, where: tuple[Any, ...], unknown: list[str]) -> ValuesLayer | None:
+    """A values file as a layer: None for an empty one (it gives nothing), and None with "" in ``unknown`` for one
+    that does not read as one mapping without a template."""
+    raw = read_head(path, MAX_BYTES)
+    if not raw.strip():
+        return None
+    loaded = load_bytes("values", raw)
+    documents = [d.data for d in loaded.documents if d.data is not None]
+    if loaded.problems or len(documents) != 1 or not isinstance(documents[0], dict) or _templated(documents[0]):
+        unknown.append("")
+        return None
+    return (where, documents[0], False)
+
+
+def _remote_helmfile(root: str, base: str, data: dict[str, Any], charts: frozenset[str]) -> Iterator[RemoteChart]:
+    """helmfile releases of a repository's chart (helmfile pkg/state/state.go ReleaseSpec, v0.169 and v1.1):
+    ``chart: <repository>/<chart>`` (a name of ``repositories:``) or ``oci://...``; ``values`` (inline maps and files
+    relative to the helmfile) in order, then ``set`` (--set, not known here). ``valuesTemplate``, ``setTemplate``,
+    a ``.gotmpl`` values file and a ``{{ }}`` are what helmfile computes: not known. A release ``installed: false``
+    (or on a condition) is not installed."""
+    repositories = {text(mapping(r).get("name")) for r in sequence(data.get("repositories"))}
+    for index, entry in enumerate(map(mapping, sequence(data.get("releases")))):
+        chart = entry.get("chart")
+        if not isinstance(chart, str) or _templated(chart) or entry.get("installed", True) is not True:
+            continue
+        repository, _, name = chart.rpartition("/")
+        if not (chart.startswith("oci://") or (repository in repositories and "/" not in repository)):
+            continue  # a local path, or a repository this helmfile does not name
+        if name not in charts:
+            continue
+        unknown: list[str] = []
+        layers: list[ValuesLayer] = []
+        for i, layer in enumerate(_helmfile_values(root, base, entry)):
+            if isinstance(layer, dict):
+                layers.append((("values", i), layer, True))
+            elif layer is None:
+                unknown.append("")
+            elif (read := _file_layer(layer, ("values", i), unknown)) is not None:
+                layers.append(read)
+        if "valuesTemplate" in entry or "setTemplate" in entry:
+            unknown.append("")
+        unknown += [text(mapping(s).get("name")) for s in sequence(entry.get("set"))]
+        release = entry.get("name")
+        namespace = entry.get("namespace")
+        yield RemoteChart(
+            "helmfile release",
+            name,
+            release if isinstance(release, str) and not _templated(release) else name,
+            namespace if isinstance(namespace, str) and not _templated(namespace) else "",
+            ("releases", index),
+            tuple(layers),
+            tuple(dict.fromkeys(unknown)),
+        )
+
+
+def _remote_zarf(root: str, base: str, data: dict[str, Any], charts: frozenset[str]) -> Iterator[RemoteChart]:
+    """A Zarf package's charts of a chart repository (zarf-dev/zarf src/api/v1alpha1/component.go ZarfChart, v0.40
+    to v0.60): ``url`` (a helm repository, ``oci://``, or a git repository), the chart ``repoName`` else ``name``
+    (an OCI reference: its last part); ``valuesFiles`` in order (relative to the package); what Zarf fills in
+    (``###ZARF_VAR_X###``), ``variables[].path`` and ``values[].targetPath`` are given, not known."""
+    if data.get("kind") != "ZarfPackageConfig":
+        return
+    for c, component in enumerate(map(mapping, sequence(data.get("components")))):
+        if "import" in component:
+            continue
+        for index, entry in enumerate(map(mapping, sequence(component.get("charts")))):
+            url = entry.get("url")
+            if not isinstance(url, str) or not url or entry.get("localPath"):
+                continue
+            repo_name = entry.get("repoName") or entry.get("name")
+            name = url.rstrip("/").rpartition("/")[2].partition(":")[0] if url.startswith("oci://") else repo_name
+            if not isinstance(name, str) or name not in charts:
+                continue
+            unknown: list[str] = []
+            layers: list[ValuesLayer] = []
+            for i, item in enumerate(sequence(entry.get("valuesFiles"))):
+                path = _values_file(root, base, item)
+                layer = _zarf_values(path, unknown) if path is not None else None
+                if path is None:
+                    unknown.append("")
+                elif isinstance(layer, str) and (read := _file_layer(layer, ("valuesFiles", i), unknown)):
+                    layers.append(read)
+                elif isinstance(layer, dict):
+                    layers.append((("valuesFiles", i), layer, False))
+            for given in (*sequence(entry.get("variables")), *sequence(entry.get("values"))):
+                target = mapping(given).get("path", mapping(given).get("targetPath"))
+                unknown.append(target.lstrip(".") if isinstance(target, str) else "")
+            release, namespace = entry.get("releaseName") or entry.get("name"), entry.get("namespace")
+            yield RemoteChart(
+                "Zarf chart",
+                name,
+                release if isinstance(release, str) and not _ZARF_HOLE.search(release) else name,
+                namespace if isinstance(namespace, str) and not _ZARF_HOLE.search(namespace) else "",
+                ("components", c, "charts", index),
+                tuple(layers),
+                tuple(dict.fromkeys(unknown)),
+            )
+
+
+# Each form of a remote chart's release: which files hold it (by name), and how its entries are read.
+REMOTE_FORMS: tuple[
+    tuple[str, Callable[[str], bool], Callable[[str, str, dict[str, Any], frozenset[str]], Iterator[RemoteChart]]], ...
+] = (
+    ("helmfile", lambda name: _is_helmfile(name, b"", False), _remote_helmfile),
+    ("Zarf package", lambda name: name == "zarf.yaml", _remote_zarf),
+)
+
+
+def remote_charts(path: str, data: Any, charts: frozenset[str]) -> list[RemoteChart]:
+    """The releases of the repository charts named ``charts`` a document of the file at ``path`` gives (empty for
+    a document of no such form), their values files read inside the file's repository (view.boundary), bounded as
+    the releases' walk is."""
+    name = os.path.basename(path)
+    readers = [read for _what, holds, read in REMOTE_FORMS if holds(name)]
+    if not readers or not isinstance(data, dict):
+        return []
+    base = os.path.dirname(os.path.abspath(path))
+    root = boundary(base)
+    return [found for read in readers for found in read(root, base, data, charts)][:MAX_RELEASES]
