@@ -64,6 +64,8 @@ def parse_source(source: Source, reduced: Callable[[str], str] | None = None) ->
     loaded = kept if kept is not None else load_bytes(source.display, raw, reduced=reduced)
     if source.rendered is not None:  # documents placed in the templates, bases and patches that made them
         return parse_file(source.rendered.loaded(loaded), complete_objects_only=source.values)
+    if source.chart_entries:
+        return with_chart_entries(ParsedFile(loaded, []))
     return with_chart_entries(parse_file(loaded, complete_objects_only=source.values))
 
 

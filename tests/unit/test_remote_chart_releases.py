@@ -174,3 +174,61 @@ def test_zarf_variable_leaves_the_strategy_unknown(tmp_path: Path) -> None:
         },
     )
     assert _findings(tmp_path) == []
+
+
+def _kustomization(entry: str) -> str:
+    return (
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: gpu\n"
+        "resources:\n  - namespace.yaml\nhelmCharts:\n" + textwrap.indent(entry, "  ")
+    )
+
+
+NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gpu\n"
+PLUGIN_CHART = """\
+- name: nvidia-device-plugin
+  repo: https://nvidia.github.io/k8s-device-plugin
+  version: 0.17.1
+  releaseName: nvdp
+"""
+
+
+def test_kustomize_helm_chart_inline_values_are_checked(tmp_path: Path) -> None:
+    """kustomize without --enable-helm renders no helmCharts: the values are read from the kustomization."""
+    inline = "  valuesInline:\n" + textwrap.indent(_config_map(BROKEN).removeprefix("- "), " " * 4)
+    _write(tmp_path, {"gpu/kustomization.yaml": _kustomization(PLUGIN_CHART + inline), "gpu/namespace.yaml": NAMESPACE})
+    found = _findings(tmp_path)
+    assert [(f["severity"], f["line"]) for f in found] == [("warning", 18), ("error", 20)]
+    assert found[0]["path"].endswith("gpu/kustomization.yaml")
+
+
+def test_kustomize_helm_chart_fixed_and_unknown_values_are_clean(tmp_path: Path) -> None:
+    """The fixed file; the same broken one under valuesMerge: merge (the chart's defaults win, not read here); and
+    a chart of the repository itself (no repo: rendered as a release of that chart, not read here)."""
+    fixed = "  valuesInline:\n" + textwrap.indent(_config_map(FIXED).removeprefix("- "), " " * 4)
+    broken = "  valuesInline:\n" + textwrap.indent(_config_map(BROKEN).removeprefix("- "), " " * 4)
+    local = PLUGIN_CHART.replace("  repo: https://nvidia.github.io/k8s-device-plugin\n", "")
+    _write(
+        tmp_path,
+        {
+            "fixed/kustomization.yaml": _kustomization(PLUGIN_CHART + fixed),
+            "merge/kustomization.yaml": _kustomization(PLUGIN_CHART + "  valuesMerge: merge\n" + broken),
+            "local/kustomization.yaml": _kustomization(local + broken),
+            **{f"{d}/namespace.yaml": NAMESPACE for d in ("fixed", "merge", "local")},
+        },
+    )
+    assert _findings(tmp_path) == []
+
+
+def test_kustomize_values_file_makes_the_operator_cluster_policy(tmp_path: Path) -> None:
+    operator = "- name: gpu-operator\n  repo: https://helm.ngc.nvidia.com/nvidia\n  valuesFile: values.yaml\n"
+    _write(
+        tmp_path,
+        {
+            "gpu/kustomization.yaml": _kustomization(operator),
+            "gpu/namespace.yaml": NAMESPACE,
+            "gpu/values.yaml": "mig:\n  strategy: single\n",
+            "jobs/finetune.yaml": JOB,
+        },
+    )
+    found = _findings(tmp_path)
+    assert len(found) == 1 and "kustomize helmChart" in " ".join([found[0]["message"], *found[0].get("notes", [])])

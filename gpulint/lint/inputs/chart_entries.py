@@ -1,4 +1,4 @@
-"""The releases a helmfile or a Zarf package gives the GPU stack's charts of a chart repository, as objects at their
+"""The releases a helmfile, a kustomization or a Zarf package gives the GPU stack's charts of a chart repository, as objects at their
 entries: their values (files read, inline maps placed) are the settings lint/world/chart_releases.py reads."""
 
 from __future__ import annotations

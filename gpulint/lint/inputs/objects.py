@@ -143,9 +143,9 @@ def parse_file(loaded: LoadedFile, complete_objects_only: bool = False) -> Parse
     return ParsedFile(loaded, objects, not_objects)
 
 
-# How a helmfile's and a Zarf package's releases of a GPU stack chart of a chart repository are named
+# How a helmfile's, a kustomization's and a Zarf package's releases of a GPU stack chart of a chart repository are named
 # (inputs/chart_entries.py): no object has such a kind
-RELEASE_FORMS = ("helmfile release", "Zarf chart")
+RELEASE_FORMS = ("helmfile release", "kustomize helmChart", "Zarf chart")
 
 
 # How messages name a zero-to-jupyterhub values document: its user pods are made by the hub's KubeSpawner. No

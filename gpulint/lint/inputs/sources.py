@@ -50,6 +50,9 @@ class Source:
     values: bool = False  # named like Helm values: only documents with both apiVersion and kind are objects
     # the release readers' parse of the file, made while the sources were collected: the run lints it (parsed_once)
     parsed: Parsed | None = field(default=None, compare=False, repr=False)
+    # a kustomization read for its helmCharts of the GPU stack's remote charts only (inputs/chart_entries.py): none
+    # of its documents is linted as an object (its overlay's render is)
+    chart_entries: bool = False
 
     def read(self) -> bytes:
         if self.rendered is not None:

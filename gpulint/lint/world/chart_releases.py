@@ -22,7 +22,7 @@ from gpulint.lint.inputs.objects import RELEASE_FORMS
 
 MAX_VALUES = 256 * 1024  # an Application's inline values: a chart's values file is a few hundred lines
 # The objects that install a chart with values written in them: (group, kind). A GitOps object, or a release of a
-# chart repository's chart in a helmfile or a Zarf package (inputs/render/releases.py
+# chart repository's chart in a helmfile, a kustomization or a Zarf package (inputs/render/releases.py
 # remote_charts: its values files read, each layer where it is written).
 CHART_INSTALLERS = (
     ("helm.toolkit.fluxcd.io", "HelmRelease"),
@@ -170,7 +170,7 @@ def chart_values(data: dict[str, Any]) -> list[ChartValues]:
 
 
 def _remote(data: dict[str, Any]) -> ChartValues:
-    """A helmfile's or a Zarf package's release of a chart repository's chart (as
+    """A helmfile's, a kustomization's or a Zarf package's release of a chart repository's chart (as
     remote_charts gives it): its layers merged as helm merges them; a value given but not known is named in
     ``unknown`` ("": which ones is not known)."""
     layers = tuple(

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
+from gpulint.kube.fields import mapping, sequence
 from gpulint.lint.inputs.parsed_once import Parses
 from gpulint.lint.inputs.render import layout
 from gpulint.lint.inputs.render.noise import not_kubernetes
@@ -270,6 +271,7 @@ class Renderer:
                 kustomizations.append(layout.read_kustomization(found))
         if kustomizations:
             consumed |= self._not_raw(kustomizations)
+            sources.extend(self._chart_entries(root, kustomizations))
         pending = layout.roots(kustomizations) if kustomizations else []
         disabled = layout.disabled_directories(kustomizations) if kustomizations else set()
         rendered: list[Source] = []
@@ -320,6 +322,26 @@ class Renderer:
         _said_once(rendered)
         sources.extend(rendered)
         return consumed
+
+    def _chart_entries(self, root: str, kustomizations: list[layout.Kustomization]) -> list[Source]:
+        """The kustomizations with helmCharts of the GPU stack's remote charts, read for those releases' values
+        (inputs/chart_entries.py), unless kustomize renders helmCharts (--kustomize-enable-helm): then the render
+        holds what the charts make."""
+        from gpulint.lint.inputs.chart_entries import REMOTE_CHARTS
+        from gpulint.lint.inputs.sources import Source
+
+        assert self.options is not None
+        if self.options.kustomize_helm:
+            return []
+        return [
+            Source(os.path.join(_display(root, k.directory), os.path.basename(k.path)), k.path, chart_entries=True)
+            for k in kustomizations
+            if k.helm_charts
+            and any(
+                mapping(entry).get("name") in REMOTE_CHARTS and mapping(entry).get("repo")
+                for entry in sequence(k.data.get("helmCharts"))
+            )
+        ]
 
     def _not_raw(self, kustomizations: list[layout.Kustomization]) -> set[str]:
         """Patches (partial objects), and what a kustomization lists only in a comment (a disabled

@@ -873,7 +873,7 @@ ValuesLayer = tuple[tuple[Any, ...], dict[str, Any], bool]
 
 @dataclass(frozen=True)
 class RemoteChart:
-    """A chart of a chart repository (not of this one) a helmfile or a Zarf package installs: the
+    """A chart of a chart repository (not of this one) a helmfile, a kustomization or a Zarf package installs: the
     values it gives, each layer in helm's order with where it is written (a path in the entry), as known values."""
 
     form: str  # how findings name the entry: "helmfile release", "Zarf chart"
@@ -950,6 +950,38 @@ def _remote_helmfile(root: str, base: str, data: dict[str, Any], charts: frozens
         )
 
 
+def _remote_kustomize(root: str, base: str, data: dict[str, Any], charts: frozenset[str]) -> Iterator[RemoteChart]:
+    """A kustomization's helmCharts of a chart repository (kustomize v5.8.1 api/types/helmchartargs.go: ``name`` and
+    ``repo``; findings name it by ``releaseName``, else by the chart), the values as _kustomize_layers orders them. ``valuesMerge: merge`` without a ``valuesFile`` lets the chart's own defaults
+    (not read here) win over the inline values: not known."""
+    for index, entry in enumerate(map(mapping, sequence(data.get("helmCharts")))):
+        name = entry.get("name")
+        if not isinstance(name, str) or not entry.get("repo") or name not in charts or _templated(entry):
+            continue
+        unknown: list[str] = []
+        chart_first = entry.get("valuesMerge") == "merge" and entry.get("valuesInline") and "valuesFile" not in entry
+        given = None if chart_first else _kustomize_layers(root, base, base, entry)  # no chart folder is read
+        if given is None:
+            unknown.append("")
+        own = _values_file(root, base, entry.get("valuesFile"))
+        layers: list[ValuesLayer] = []
+        for layer in given or ():
+            if isinstance(layer, dict):
+                layers.append((("valuesInline",), layer, True))
+            elif read := _file_layer(layer, ("valuesFile",) if layer == own else ("additionalValuesFiles",), unknown):
+                layers.append(read)
+        release, namespace = entry.get("releaseName"), entry.get("namespace")
+        yield RemoteChart(
+            "kustomize helmChart",
+            name,
+            release if isinstance(release, str) and release else name,
+            namespace if isinstance(namespace, str) else "",
+            ("helmCharts", index),
+            tuple(layers),
+            tuple(dict.fromkeys(unknown)),
+        )
+
+
 def _remote_zarf(root: str, base: str, data: dict[str, Any], charts: frozenset[str]) -> Iterator[RemoteChart]:
     """A Zarf package's charts of a chart repository (zarf-dev/zarf src/api/v1alpha1/component.go ZarfChart, v0.40
     to v0.60): ``url`` (a helm repository, ``oci://``, or a git repository), the chart ``repoName`` else ``name``
@@ -999,6 +1031,7 @@ REMOTE_FORMS: tuple[
     tuple[str, Callable[[str], bool], Callable[[str, str, dict[str, Any], frozenset[str]], Iterator[RemoteChart]]], ...
 ] = (
     ("helmfile", lambda name: _is_helmfile(name, b"", False), _remote_helmfile),
+    ("kustomize helmCharts", lambda name: name in _KUSTOMIZATION, _remote_kustomize),
     ("Zarf package", lambda name: name == "zarf.yaml", _remote_zarf),
 )
 
