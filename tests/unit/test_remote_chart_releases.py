@@ -232,3 +232,21 @@ def test_kustomize_values_file_makes_the_operator_cluster_policy(tmp_path: Path)
     )
     found = _findings(tmp_path)
     assert len(found) == 1 and "kustomize helmChart" in " ".join([found[0]["message"], *found[0].get("notes", [])])
+
+
+def test_config_in_a_values_file_is_checked_at_the_line_naming_the_file(tmp_path: Path) -> None:
+    """The kustomization names values.yaml (as vehagn/homelab infra/nvidia-device-plugin did): the file is linted as
+    Helm values, where nothing is an object, so the configuration it embeds is checked at `valuesFile:`."""
+    _write(
+        tmp_path,
+        {
+            "gpu/kustomization.yaml": _kustomization(PLUGIN_CHART + "  valuesFile: values.yaml\n"),
+            "gpu/namespace.yaml": NAMESPACE,
+            "gpu/values.yaml": _config_map(BROKEN).removeprefix("- "),
+        },
+    )
+    found = _findings(tmp_path)
+    assert [(f["severity"], f["line"]) for f in found] == [("warning", 11), ("error", 11)]
+    assert "'default' (in values.yaml): 'replicas' is not a field" in found[0]["message"]
+    _write(tmp_path, {"gpu/values.yaml": _config_map(FIXED).removeprefix("- ")})
+    assert _findings(tmp_path) == []

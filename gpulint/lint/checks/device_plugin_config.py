@@ -469,24 +469,26 @@ def _config_map(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]:
 
 def _release_configs(obj: KubeObject) -> Iterator[Diagnostic]:
     """The device plugin configurations a GPU stack chart's release values hold, checked as the ConfigMap the
-    chart makes of them is, at the values' own lines (not inside an Argo helm.values string: no position kept)."""
+    chart makes of them is, at the values' own lines; one in a values file the release names, at that name (the
+    file is linted as values, where nothing is an object); none inside an Argo helm.values string (no position
+    kept)."""
     for config in embedded_plugin_configs(obj.data):
-        if not config.placed or len(config.text) > MAX_EMBEDDED:
+        if not (config.placed or config.values_file) or len(config.text) > MAX_EMBEDDED:
             continue
         documents = [d for d in load_text(obj.document.path, config.text).documents if d.data is not None]
         if len(documents) != 1 or not looks_like_config(documents[0].data):
             continue
-        key = config.path[-1]
+        where = f" (in {config.values_file})" if config.values_file else ""
         for problem in validate(documents[0].data):
             line, column = documents[0].locate(problem.path, on_key=problem.on_key)
-            brief, notes = split_long(f"device plugin configuration '{key}': {problem.message}")
+            brief, notes = split_long(f"device plugin configuration '{config.name}'{where}: {problem.message}")
             yield Diagnostic(
                 RULE_ID,
                 config.path,
                 brief,
                 notes=notes,
                 severity=Severity.ERROR if problem.level == ERROR else Severity.WARNING,
-                offset=text_offset(config.text, line, column),
+                offset=text_offset(config.text, line, column) if config.placed else None,
             )
 
 

@@ -130,19 +130,20 @@ class ChartValues:
     files: bool  # values also come from files or objects elsewhere (Flux valuesFrom, Argo valueFiles)
     parameters: tuple[str, ...]  # Argo CD helm.parameters names (--set, applied last)
     inside_string: bool  # the values are a YAML string (Argo helm.values): no position inside it is kept
-    # the layers helm merges into ``values``, each (where it is, its values, written there: a position inside it
-    # is a position in the object); empty: ``values`` is one layer at ``values_path``
-    layers: tuple[tuple[Path, dict[str, Any], bool], ...] = ()
+    # the layers helm merges into ``values``, each (where it is, its values, the values file that holds them; "":
+    # written in the object, where a position inside them is a position in the object); empty: ``values`` is one
+    # layer at ``values_path``
+    layers: tuple[tuple[Path, dict[str, Any], str], ...] = ()
 
-    def placed(self, path: tuple[str, ...]) -> tuple[Path, bool]:
-        """Where the value at ``path`` of the values is written, and whether that is its own place (a layer
-        written in the object) or the layer that holds it (a values file, a values string)."""
-        for where, values, inline in reversed(self.layers):
+    def placed(self, path: tuple[str, ...]) -> tuple[Path, bool, str]:
+        """Where the value at ``path`` of the values is written: its own place (a layer written in the object), or
+        the layer that holds it (a values string, or a values file, named)."""
+        for where, values, file in reversed(self.layers):
             if dig(values, *path) is not None:
-                return ((*where, *path), True) if inline else (where, False)
+                return ((*where, *path), True, "") if not file else (where, False, file)
         if self.inside_string:
-            return self.values_path, False
-        return (*self.values_path, *path), True
+            return self.values_path, False, ""
+        return (*self.values_path, *path), True, ""
 
     def outside(self, word: str) -> bool:
         """Whether values given elsewhere may set a value whose path holds ``word``."""
@@ -174,14 +175,18 @@ def _remote(data: dict[str, Any]) -> ChartValues:
     remote_charts gives it): its layers merged as helm merges them; a value given but not known is named in
     ``unknown`` ("": which ones is not known)."""
     layers = tuple(
-        (tuple(mapping(layer).get("path") or ()), mapping(mapping(layer).get("values")), mapping(layer).get("inline"))
+        (
+            tuple(mapping(layer).get("path") or ()),
+            mapping(mapping(layer).get("values")),
+            text(mapping(layer).get("file")),
+        )
         for layer in sequence(data.get("layers"))
     )
     unknown = [text(name) for name in sequence(data.get("unknown"))]
     values: dict[str, Any] = {}
-    for _where, layer, _inline in layers:
+    for _where, layer, _file in layers:
         values = _coalesced(values, layer)
-    single = layers[0][0] if len(layers) == 1 and layers[0][2] else ()
+    single = layers[0][0] if len(layers) == 1 and not layers[0][2] else ()
     return ChartValues(
         text(data.get("chart")),
         values,
@@ -190,7 +195,7 @@ def _remote(data: dict[str, Any]) -> ChartValues:
         "" in unknown,
         tuple(name for name in unknown if name),
         False,
-        tuple((where, layer, inline is True) for where, layer, inline in layers),
+        layers,
     )
 
 
@@ -337,9 +342,11 @@ EMBEDDED_CONFIGS: dict[str, EmbeddedConfigs] = {
 class EmbeddedConfig:
     """A device plugin configuration file a chart's release values hold."""
 
-    path: Path  # to the file's string in the object, or to the values string that holds it (Argo helm.values)
+    path: Path  # to the file's string in the object, or to the values string or values file that holds it
     text: str
     placed: bool  # the path is the file's own string: a position inside the text is a position in the object
+    name: str = ""  # its key (the name the plugin's config-manager selects it by)
+    values_file: str = ""  # the values file that holds it (a helmfile's, kustomization's or Zarf chart's layer)
 
 
 def embedded_plugin_configs(data: dict[str, Any]) -> list[EmbeddedConfig]:
@@ -355,8 +362,8 @@ def embedded_plugin_configs(data: dict[str, Any]) -> list[EmbeddedConfig]:
         if not all(isinstance(v, str) for v in configs.values()) or _templated(configs):
             continue  # a template or a value not a file: what the plugin reads is not known
         for key, value in configs.items():
-            path, placed = given.placed((*where.files, key))
-            found.append(EmbeddedConfig(path, value, placed))
+            path, placed, values_file = given.placed((*where.files, key))
+            found.append(EmbeddedConfig(path, value, placed, str(key), values_file))
     return found
 
 

@@ -866,9 +866,9 @@ def _walk(root: str, exclude: Sequence[str], parses: Parses) -> _Scan:
 # ---------------------------------------------------------------------------------------------- remote charts
 
 
-# A layer of a remote chart's values: (its path in the entry, its values, written there: a position inside it is a
-# position in the entry).
-ValuesLayer = tuple[tuple[Any, ...], dict[str, Any], bool]
+# A layer of a remote chart's values: (its path in the entry, its values, the values file that holds them relative
+# to the entry's folder; "": written in the entry, where a position inside them is a position in the entry).
+ValuesLayer = tuple[tuple[Any, ...], dict[str, Any], str]
 
 
 @dataclass(frozen=True)
@@ -890,12 +890,12 @@ class RemoteChart:
             "kind": self.form,
             "metadata": {"name": self.name, "namespace": self.namespace},
             "chart": self.chart,
-            "layers": [{"path": list(p), "values": v, "inline": i} for p, v, i in self.layers],
+            "layers": [{"path": list(p), "values": v, "file": f} for p, v, f in self.layers],
             "unknown": list(self.unknown),
         }
 
 
-def _file_layer(path: str, where: tuple[Any, ...], unknown: list[str]) -> ValuesLayer | None:
+def _file_layer(path: str, where: tuple[Any, ...], unknown: list[str], base: str) -> ValuesLayer | None:
     """A values file as a layer: None for an empty one (it gives nothing), and None with "" in ``unknown`` for one
     that does not read as one mapping without a template."""
     raw = read_head(path, MAX_BYTES)
@@ -906,7 +906,7 @@ def _file_layer(path: str, where: tuple[Any, ...], unknown: list[str]) -> Values
     if loaded.problems or len(documents) != 1 or not isinstance(documents[0], dict) or _templated(documents[0]):
         unknown.append("")
         return None
-    return (where, documents[0], False)
+    return (where, documents[0], os.path.relpath(path, base))
 
 
 def _remote_helmfile(root: str, base: str, data: dict[str, Any], charts: frozenset[str]) -> Iterator[RemoteChart]:
@@ -929,10 +929,10 @@ def _remote_helmfile(root: str, base: str, data: dict[str, Any], charts: frozens
         layers: list[ValuesLayer] = []
         for i, layer in enumerate(_helmfile_values(root, base, entry)):
             if isinstance(layer, dict):
-                layers.append((("values", i), layer, True))
+                layers.append((("values", i), layer, ""))
             elif layer is None:
                 unknown.append("")
-            elif (read := _file_layer(layer, ("values", i), unknown)) is not None:
+            elif (read := _file_layer(layer, ("values", i), unknown, base)) is not None:
                 layers.append(read)
         if "valuesTemplate" in entry or "setTemplate" in entry:
             unknown.append("")
@@ -967,8 +967,10 @@ def _remote_kustomize(root: str, base: str, data: dict[str, Any], charts: frozen
         layers: list[ValuesLayer] = []
         for layer in given or ():
             if isinstance(layer, dict):
-                layers.append((("valuesInline",), layer, True))
-            elif read := _file_layer(layer, ("valuesFile",) if layer == own else ("additionalValuesFiles",), unknown):
+                layers.append((("valuesInline",), layer, ""))
+            elif read := _file_layer(
+                layer, ("valuesFile",) if layer == own else ("additionalValuesFiles",), unknown, base
+            ):
                 layers.append(read)
         release, namespace = entry.get("releaseName"), entry.get("namespace")
         yield RemoteChart(
@@ -1007,10 +1009,10 @@ def _remote_zarf(root: str, base: str, data: dict[str, Any], charts: frozenset[s
                 layer = _zarf_values(path, unknown) if path is not None else None
                 if path is None:
                     unknown.append("")
-                elif isinstance(layer, str) and (read := _file_layer(layer, ("valuesFiles", i), unknown)):
+                elif isinstance(layer, str) and (read := _file_layer(layer, ("valuesFiles", i), unknown, base)):
                     layers.append(read)
                 elif isinstance(layer, dict):
-                    layers.append((("valuesFiles", i), layer, False))
+                    layers.append((("valuesFiles", i), layer, os.path.relpath(path, base)))
             for given in (*sequence(entry.get("variables")), *sequence(entry.get("values"))):
                 target = mapping(given).get("path", mapping(given).get("targetPath"))
                 unknown.append(target.lstrip(".") if isinstance(target, str) else "")
