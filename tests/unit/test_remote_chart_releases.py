@@ -82,6 +82,12 @@ def test_helmfile_inline_config_map_is_checked_at_its_line(tmp_path: Path) -> No
     assert found[0]["path"].endswith("helmfile.yaml")
 
 
+def test_helmfile_d_release_is_read(tmp_path: Path) -> None:
+    """helmfile reads every file of helmfile.d/ (whatever its name) as a helmfile."""
+    _write(tmp_path, {"helmfile.d/10-gpu.yaml": _helmfile(_config_map(BROKEN))})
+    assert [f["severity"] for f in _findings(tmp_path)] == ["warning", "error"]
+
+
 def test_helmfile_fixed_config_is_clean(tmp_path: Path) -> None:
     _write(tmp_path, {"helmfile.yaml": _helmfile(_config_map(FIXED))})
     assert _findings(tmp_path) == []
@@ -96,6 +102,8 @@ def test_helmfile_release_not_known_stays_unknown(tmp_path: Path) -> None:
         ),
         "tmpl/helmfile.yaml": _helmfile(_config_map(BROKEN).replace("version: v1", "version: {{ .Values.v }}")),
         "off/helmfile.yaml": _helmfile(_config_map(BROKEN), extra="    installed: false\n"),
+        "cond/helmfile.yaml": _helmfile(_config_map(BROKEN), extra="    installedTemplate: '{{ .Values.gpu }}'\n"),
+        "inherit/helmfile.yaml": _helmfile(_config_map(BROKEN), extra="    inherit:\n      - template: gpu\n"),
         "local/helmfile.yaml": _helmfile(_config_map(BROKEN), chart="./charts/nvidia-device-plugin"),
         "other/helmfile.yaml": _helmfile(_config_map(BROKEN), chart="bjw-s/nvidia-device-plugin"),
         "named/helmfile.yaml": _helmfile(_config_map(BROKEN).replace("map:", "name: plugin-config\n    map:")),
@@ -249,4 +257,29 @@ def test_config_in_a_values_file_is_checked_at_the_line_naming_the_file(tmp_path
     assert [(f["severity"], f["line"]) for f in found] == [("warning", 11), ("error", 11)]
     assert "'default' (in values.yaml): 'replicas' is not a field" in found[0]["message"]
     _write(tmp_path, {"gpu/values.yaml": _config_map(FIXED).removeprefix("- ")})
+    assert _findings(tmp_path) == []
+
+
+RENAMING = """\
+version: v1
+sharing:
+  timeSlicing:
+    renameByDefault: true
+    resources:
+      - name: nvidia.com/gpu
+        replicas: 4
+"""
+
+
+def test_helmfile_rename_by_default_renames_the_resource_pods_ask_for(tmp_path: Path) -> None:
+    """Issue #29's time-slicing with renameByDefault, given as a helmfile release's values: the plugin advertises
+    nvidia.com/gpu.shared, and a Job asking for nvidia.com/gpu waits; with a `set:` on the config the helmfile
+    release's configuration is not known, and nothing is said."""
+    job = JOB.replace("nvidia.com/mig-3g.40gb", "nvidia.com/gpu")
+    _write(tmp_path, {"helmfile.yaml": _helmfile(_config_map(RENAMING)), "jobs/train.yaml": job})
+    found = _findings(tmp_path)
+    assert len(found) == 1 and "shares it as nvidia.com/gpu.shared (renameByDefault: true)" in found[0]["message"]
+    assert found[0]["path"].endswith("train.yaml")
+    set_default = "    set:\n      - name: config.default\n        value: other\n"
+    _write(tmp_path, {"helmfile.yaml": _helmfile(_config_map(RENAMING), extra=set_default)})
     assert _findings(tmp_path) == []

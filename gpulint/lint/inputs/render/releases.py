@@ -913,8 +913,10 @@ def _remote_helmfile(root: str, base: str, data: dict[str, Any], charts: frozens
     """helmfile releases of a repository's chart (helmfile pkg/state/state.go ReleaseSpec, v0.169 and v1.1):
     ``chart: <repository>/<chart>`` (a name of ``repositories:``) or ``oci://...``; ``values`` (inline maps and files
     relative to the helmfile) in order, then ``set`` (--set, not known here). ``valuesTemplate``, ``setTemplate``,
-    a ``.gotmpl`` values file and a ``{{ }}`` are what helmfile computes: not known. A release ``installed: false``
-    (or on a condition) is not installed."""
+    ``inherit`` (a template's values), ``installedTemplate``, a ``.gotmpl`` values file and a ``{{ }}`` are what
+    helmfile computes: not known. A release ``installed: false`` (or a template there) is not installed. A chart is
+    remote as pkg/state/util.go isLocalChart has it (v1.7.4): ``<repository>/<chart>`` here of a repository this
+    helmfile names."""
     repositories = {text(mapping(r).get("name")) for r in sequence(data.get("repositories"))}
     for index, entry in enumerate(map(mapping, sequence(data.get("releases")))):
         chart = entry.get("chart")
@@ -934,8 +936,8 @@ def _remote_helmfile(root: str, base: str, data: dict[str, Any], charts: frozens
                 unknown.append("")
             elif (read := _file_layer(layer, ("values", i), unknown, base)) is not None:
                 layers.append(read)
-        if "valuesTemplate" in entry or "setTemplate" in entry:
-            unknown.append("")
+        if any(key in entry for key in ("valuesTemplate", "setTemplate", "inherit", "installedTemplate")):
+            unknown.append("")  # values, or whether it is installed at all, helmfile works out
         unknown += [text(mapping(s).get("name")) for s in sequence(entry.get("set"))]
         release = entry.get("name")
         namespace = entry.get("namespace")
@@ -1032,18 +1034,21 @@ def _remote_zarf(root: str, base: str, data: dict[str, Any], charts: frozenset[s
 REMOTE_FORMS: tuple[
     tuple[str, Callable[[str], bool], Callable[[str, str, dict[str, Any], frozenset[str]], Iterator[RemoteChart]]], ...
 ] = (
-    ("helmfile", lambda name: _is_helmfile(name, b"", False), _remote_helmfile),
-    ("kustomize helmCharts", lambda name: name in _KUSTOMIZATION, _remote_kustomize),
-    ("Zarf package", lambda name: name == "zarf.yaml", _remote_zarf),
+    ("helmfile", lambda path: _is_helmfile(*_named(path)), _remote_helmfile),
+    ("kustomize helmCharts", lambda path: os.path.basename(path) in _KUSTOMIZATION, _remote_kustomize),
+    ("Zarf package", lambda path: os.path.basename(path) == "zarf.yaml", _remote_zarf),
 )
+
+
+def _named(path: str) -> tuple[str, bytes, bool]:
+    return os.path.basename(path), b"", os.path.basename(os.path.dirname(os.path.abspath(path))) == "helmfile.d"
 
 
 def remote_charts(path: str, data: Any, charts: frozenset[str]) -> list[RemoteChart]:
     """The releases of the repository charts named ``charts`` a document of the file at ``path`` gives (empty for
     a document of no such form), their values files read inside the file's repository (view.boundary), bounded as
     the releases' walk is."""
-    name = os.path.basename(path)
-    readers = [read for _what, holds, read in REMOTE_FORMS if holds(name)]
+    readers = [read for _what, holds, read in REMOTE_FORMS if holds(path)]
     if not readers or not isinstance(data, dict):
         return []
     base = os.path.dirname(os.path.abspath(path))
