@@ -4,7 +4,8 @@ tolerations their values give the DaemonSets, read as Helm merges values (a list
 A chart the repository does not hold is not rendered, but its values are in the object: what they set is
 known, and what they leave out is the chart's default (the table below, from each chart's values.yaml).
 Values that come from elsewhere too (Flux valuesFrom, Argo valueFiles or parameters) leave a list the
-inline values do not set unknown.
+inline values do not set unknown. The same charts released by a helmfile, a kustomization's helmCharts or a Zarf
+package arrive as entry objects (inputs/chart_entries.py) whose values files are already read, layer by layer.
 """
 
 from __future__ import annotations
@@ -151,8 +152,9 @@ class ChartValues:
 
 
 def chart_values(data: dict[str, Any]) -> list[ChartValues]:
-    """The charts a Flux HelmRelease or an Argo CD Application installs, with their inline values (empty for other
-    objects, and for an Argo source whose values string does not read as a mapping)."""
+    """The charts a Flux HelmRelease, an Argo CD Application or a remote chart's release entry (a helmfile's, a
+    kustomization's, a Zarf package's) installs, with the values written for them (empty for other objects, and for
+    an Argo source whose values string does not read as a mapping)."""
     group, kind = api_group(text(data.get("apiVersion"))), text(data.get("kind"))
     if not group and kind in RELEASE_FORMS:
         return [_remote(data)]
