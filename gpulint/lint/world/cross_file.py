@@ -23,14 +23,13 @@ from gpulint.kube.workloads import TEMPLATE_SITES, containers
 from gpulint.lint.inputs.chart_entries import REMOTE_CHARTS
 from gpulint.lint.inputs.linted_set import LintedObject
 from gpulint.lint.inputs.loader import BRACED_FILL_IN, DOC_START, PRINTF_VERB, TEMPLATE_OPENERS
-from gpulint.lint.inputs.objects import RELEASE_FORMS
 from gpulint.lint.world.inventory import GANG_OBJECT_KINDS, WORKLOAD_RUNTIME_KINDS
 from gpulint.lint.world.kinds import crossing_kinds
 from gpulint.lint.world.resolver import DRA_GROUP
 
 # Every object of these (group, kind): what the resolver and the checks read by kind or by name
 # (the kind table's crosses_files column).
-CROSS_FILE_KINDS: frozenset[tuple[str, str]] = crossing_kinds() | {("", form) for form in RELEASE_FORMS}
+CROSS_FILE_KINDS: frozenset[tuple[str, str]] = crossing_kinds()
 # Kinds of which only some objects cross, decided by crosses_files (workloads that start a scheduler).
 CROSS_FILE_BY_CONTENT: frozenset[tuple[str, str]] = frozenset({("apps", "Deployment"), ("apps", "StatefulSet")})
 # Kinds crossing in any API group (several projects define them).
