@@ -58,7 +58,6 @@ from gpulint.lint.inputs import hcl
 from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
 from gpulint.lint.inputs.loader import LocatedDocument, load_bytes
 from gpulint.lint.inputs.parsed_once import Parses
-from gpulint.lint.inputs.render.view import boundary
 from gpulint.lint.inputs.repo_index import shown_root
 from gpulint.lint.inputs.sources import SourceError
 from gpulint.lint.paths import is_within
@@ -1051,6 +1050,8 @@ def remote_charts(path: str, data: Any, charts: frozenset[str]) -> list[RemoteCh
     readers = [read for _what, holds, read in REMOTE_FORMS if holds(path)]
     if not readers or not isinstance(data, dict):
         return []
+    from gpulint.lint.inputs.render.view import boundary  # with the render tools: not for a plain manifest
+
     base = os.path.dirname(os.path.abspath(path))
     root = boundary(base)
     return [found for read in readers for found in read(root, base, data, charts)][:MAX_RELEASES]
