@@ -7,6 +7,7 @@ given and not known: never the chart's default in its place.
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import pytest
@@ -261,3 +262,35 @@ def test_argo_value_file_with_a_leading_slash_is_at_the_repository_root(repo, re
     assert [(f["rule"], f["severity"]) for f in found if f["rule"] == "parallelism-mismatch"] == [
         ("parallelism-mismatch", "error")
     ]
+
+
+@pytest.mark.parametrize("linked", ["values-global.yaml", "values-hub-own.yaml"])
+def test_trap_a_pattern_values_file_linked_out_of_the_repository_is_not_read(tmp_path, linked):
+    """`values-global.yaml` and the group's own `values-<name>.yaml` are read as the repository's only when they are
+    in it: a link to a file outside (or a group name with `..`) is never read, as no other values file is."""
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("gpus: 2\nglobal:\n  model:\n    vllm: m\n")
+    repo = tmp_path / "repo"
+    hub = VALUES_HUB.replace("      name: hub", "      name: hub-own")
+    files = {"values-global.yaml": VALUES_GLOBAL, "values-hub.yaml": hub, "overrides/gpus.yaml": "gpus: 4\n"}
+    write_tree(repo, {**PATTERN_CHART, **{k: v for k, v in files.items() if k != linked}})
+    (repo / linked).symlink_to(outside)
+    releases = Releases(str(repo)).of(str(repo / "charts/all/vllm-inference-service"))
+    # without a values-global.yaml of its own the folder is no pattern; with it, the group's file is not known
+    assert bool(releases) == (linked != "values-global.yaml")
+    assert all(str(outside) not in map(os.path.realpath, map(str, release.layers)) for release in releases)
+    assert all("" in release.unknown for release in releases)
+
+
+def test_trap_a_pattern_group_named_out_of_the_repository_is_not_read(tmp_path):
+    (tmp_path / "values-outside.yaml").write_text("gpus: 2\n")  # values-x/../../values-outside.yaml
+    repo = tmp_path / "repo"
+    files = {
+        "values-global.yaml": VALUES_GLOBAL,
+        "values-hub.yaml": VALUES_HUB.replace("      name: hub", "      name: x/../../values-outside"),
+        "values-x/keep.yaml": "{}\n",
+        "overrides/gpus.yaml": "gpus: 4\n",
+    }
+    write_tree(repo, {**PATTERN_CHART, **files})
+    (release,) = Releases(str(repo)).of(str(repo / "charts/all/vllm-inference-service"))
+    assert str(tmp_path / "values-outside.yaml") not in map(os.path.realpath, map(str, release.layers))

@@ -700,9 +700,9 @@ def _pattern(scan: _Scan, found: _File) -> Iterator[Release]:
     argo-cd util/io/path/resolved.go resolveFileOrDirectory reads it; a template: not known), then the operator's
     ``global.*`` parameters (not known) and the entry's ``overrides`` (``--set``; ``forceString``: ``--set-string``)."""
     base = os.path.dirname(found.path)
-    global_file = os.path.join(base, "values-global.yaml")
-    if not os.path.isfile(global_file):
-        return
+    global_file = _values_file(scan.root, base, "values-global.yaml")
+    if global_file is None:
+        return  # none, or a link out of the repository: never read
     given = scan.parses.load(global_file, read_head(global_file, MAX_BYTES)).documents
     global_values = mapping(given[0].data) if len(given) == 1 else {}
     for document in found.documents:
@@ -725,9 +725,12 @@ def _pattern(scan: _Scan, found: _File) -> Iterator[Release]:
                 continue
             unknown: list[str] = list(_PATTERN_PARAMETERS)
             layers: list[Layer] = [global_file]
-            own = os.path.join(base, f"values-{name}.yaml")
-            layers += [own] if os.path.isfile(own) and os.path.getsize(own) <= MAX_BYTES else []
-            if _platform_files(base, global_file, found.path):
+            own = _values_file(scan.root, base, f"values-{name}.yaml")
+            if own is not None:
+                layers.append(own)
+            elif os.path.lexists(os.path.join(base, f"values-{name}.yaml")):
+                unknown.append("")  # out of the repository (a link, a name with ..) or too large: not read
+            if _platform_files(scan.root, base, global_file, found.path):
                 unknown.append("")  # values-<platform>.yaml and the like: which one, the cluster says
             for item in (
                 *sequence(mapping(global_values.get("global")).get("extraValueFiles")),
@@ -763,7 +766,7 @@ def _pattern(scan: _Scan, found: _File) -> Iterator[Release]:
             )
 
 
-def _platform_files(base: str, *known: str) -> bool:
+def _platform_files(root: str, base: str, *known: str) -> bool:
     """Whether the pattern's folder holds a values file other than the global and the cluster groups' ones (one the
     operator names by the cluster's platform, version or name may be among them)."""
     try:
@@ -774,8 +777,9 @@ def _platform_files(base: str, *known: str) -> bool:
     for name in names:
         if not _PATTERN_FILE.match(name) or name in known_names or name.startswith("values-secret"):
             continue
-        if b"clusterGroup" not in read_head(os.path.join(base, name), MAX_BYTES):
-            return True
+        path = os.path.join(base, name)
+        if not is_within(path, root) or b"clusterGroup" not in read_head(path, MAX_BYTES):
+            return True  # a link out of the repository is never read: it may be one
     return False
 
 
