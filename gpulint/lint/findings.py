@@ -266,6 +266,9 @@ class FileReport:
     baselined: int = 0  # findings left out because the baseline holds them
     excerpts: dict[int, str] = field(default_factory=dict)  # line -> its source text, for the lines with findings
     inventory: bool = False  # an inventory file (--inventory) with findings about its objects: not a checked file
+    # what capped() left out beyond the findings that count it, for the summary: severities, (fixable, unsafe)
+    unlisted: Counter[Severity] = field(default_factory=Counter)
+    unlisted_fixes: tuple[int, int] = (0, 0)
 
 
 # A report lists at most this many findings of one file (docs/limits.md): 20,000 generated pods with three findings
@@ -296,7 +299,16 @@ def capped(report: FileReport, limit: int = MAX_FILE_FINDINGS) -> FileReport:
         )
         for rule, (first, count, worst) in left.items()
     ]
-    return replace(report, findings=[*report.findings[:limit], *counted])
+    unlisted = Counter(f.severity for f in report.findings[limit:])
+    unlisted.subtract(f.severity for f in counted)
+    fixes = [f.fix for f in report.findings[limit:] if f.fix is not None and f.fix.applicable]
+    safe = sum(fix.safe for fix in fixes)
+    return replace(
+        report,
+        findings=[*report.findings[:limit], *counted],
+        unlisted=unlisted,
+        unlisted_fixes=(safe, len(fixes) - safe),
+    )
 
 
 @dataclass
@@ -320,6 +332,9 @@ class Tally:
         self.not_objects += report.not_objects
         self.suppressed += report.suppressed
         self.baselined += report.baselined
+        self.severities.update(report.unlisted)  # the summary counts the whole list, as ruff's does
+        self.fixable += report.unlisted_fixes[0]
+        self.unsafe_fixable += report.unlisted_fixes[1]
         for finding in report.findings:
             self.severities[finding.severity] += 1
             if finding.fix is not None and finding.fix.applicable:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from gpulint.lint.findings import MAX_FILE_FINDINGS, FileReport, Finding, Severity, capped
+from gpulint.lint.findings import MAX_FILE_FINDINGS, FileReport, Finding, Report, Severity, capped
 from gpulint.report import FORMATS
 
 # Two findings a pod: a warning (no /dev/shm for two GPUs) and an error (the API server refuses a request below
@@ -204,3 +204,20 @@ def test_each_inventory_file_is_bounded_on_its_own(tmp_path: Path) -> None:
         f"{few}:{5 * index + 4}:23: inventory: Node/gpu-{index}: spec.unschedulable must be true or false, not a string"
         for index in range(3)
     ]
+
+
+def test_the_summary_counts_every_finding_listed_or_not(many: Path) -> None:
+    """As ruff's and kube-linter's totals: the summary (and what `--fix` would fix) counts the whole list, not the
+    1,002 lines that stand for it. Each pod gives a warning and an error, one with a fix, one with an unsafe one."""
+    summary = json.loads(run_cli("check", str(many), "--format", "json").stdout)["summary"]
+    assert (summary["errors"], summary["warnings"]) == (PODS, PODS)
+    assert (summary["fixable"], summary["unsafe_fixable"]) == (PODS, PODS)
+    text = run_cli("check", str(many)).stdout
+    assert f"Found {PODS} errors, {PODS} warnings in 1 file, {PODS} objects ({PODS} fixable with --fix" in text
+
+
+def test_a_whole_reports_summary_counts_what_is_left_out() -> None:
+    findings = [_finding("dev-shm-missing", Severity.INFO, line) for line in range(1, 4)]
+    findings += [_finding("gpu-non-integer", Severity.ERROR, line) for line in range(4, 8)]
+    summary = Report([capped(FileReport("a.yaml", findings), 2)]).summary()
+    assert (summary["infos"], summary["errors"]) == (3, 4)
