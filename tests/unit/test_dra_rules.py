@@ -704,3 +704,23 @@ def test_exact_positions_of_reference_and_locality_findings():
     nic = template(gpus(4) + gpus(1, name="nic", klass="rdma.example.com"))
     (locality,) = by_rule(lint(nic), "gpu-nic-locality")
     assert (locality.line, locality.column) == (8, 7)  # the requests list
+
+
+def test_a_runtime_error_in_a_later_subrequest_is_a_warning(cluster):
+    """allocator_stable.go tries a firstAvailable subrequest only when those before it cannot be allocated: its
+    selector's runtime error aborts the claim only then (dra allocate oracle, seed 6), so not an error."""
+    plain = "- name: any\n  deviceClassName: gpu.nvidia.com\n  count: 1\n"
+    failing = (
+        "- name: h100\n  deviceClassName: gpu.nvidia.com\n  count: 1\n  selectors:\n  - cel:\n"
+        '      expression: \'device.attributes["gpu.nvidia.com"].model == "H100"\'\n'
+    )
+
+    def request(*subrequests: str) -> str:
+        return "- name: gpus\n  firstAvailable:\n" + textwrap.indent("".join(subrequests), "  ")
+
+    (later,) = by_rule(lint(template(request(plain, failing)), cluster), "cel-invalid")
+    assert later.severity is Severity.WARNING
+    assert "CEL runtime error on device gpu.nvidia.com/" in later.message
+    assert "only when the subrequests before it cannot be allocated" in shown(later)
+    (first,) = by_rule(lint(template(request(failing, plain)), cluster), "cel-invalid")
+    assert first.severity is Severity.ERROR  # the first subrequest is always tried

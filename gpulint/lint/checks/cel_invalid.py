@@ -23,7 +23,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     dra = ctx.resolver.dra_if_any
     engine: CelEngine = dra.engine if dra is not None else ctx.memo("cel-engine", CelEngine)
-    for selector, devices in _selectors_and_devices(obj, dra):
+    for selector, devices, tried in _selectors_and_devices(obj, dra):
         compiled = engine.compile(selector.expression)
         if not isinstance(compiled, CelProblem) or not compiled.evaluable:
             # the object is being created: the cluster's version and gates decide the environment
@@ -57,34 +57,44 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     RULE_ID,
                     selector.path,
                     f"CEL runtime error on device {device.key}: {outcome.error}",
-                    notes=("the scheduler aborts allocation for the whole claim on such an error (it is not false)",),
+                    notes=(
+                        "the scheduler aborts allocation for the whole claim on such an error (it is not false)",
+                        *(() if tried else (_UNTRIED,)),
+                    ),
+                    severity=Severity.ERROR if tried else Severity.WARNING,
                 )
                 break
 
 
-def _selectors_and_devices(obj: KubeObject, dra: DraModel | None) -> Iterator[tuple[Selector, list[Device]]]:
-    """Each selector with the devices the allocator would evaluate it on: a class's selectors see
+# k8s.io/dynamic-resource-allocation allocator_stable.go (v0.37): a firstAvailable subrequest is tried only when
+# the ones before it cannot be allocated on the node
+_UNTRIED = "the allocator evaluates it only when the subrequests before it cannot be allocated on the node"
+
+
+def _selectors_and_devices(obj: KubeObject, dra: DraModel | None) -> Iterator[tuple[Selector, list[Device], bool]]:
+    """Each selector with the devices the allocator would evaluate it on, and whether it is always tried (not a
+    firstAvailable subrequest after the first, which is tried only when those before it fail): a class's selectors see
     every device; a request's selectors only the devices its class selected. Either list is evaluated in
     order, and a device the earlier selectors did not match is not evaluated again (isSelectable stops at the
     first selector that does not match, k8s.io/dynamic-resource-allocation v0.37.2 allocator_stable.go)."""
     devices = dra.all_devices() if dra is not None and dra.has_devices else []
     if is_dra(obj, "DeviceClass"):
-        yield from _in_order(class_selectors(obj.data), devices, dra)
+        yield from _in_order(class_selectors(obj.data), devices, dra, True)
         return
     claim = claim_of(obj)
     for request in claim.requests if claim is not None else ():
-        for alternative in request.alternatives:
+        for index, alternative in enumerate(request.alternatives):
             selected: list[Device] = []
             if dra is not None and devices and alternative.class_name in dra.classes:
                 klass = class_selectors(dra.classes[alternative.class_name])
                 selected = [d for d in devices if all(dra.selectors.outcome(s, d).matches for s in klass)]
-            yield from _in_order(alternative.selectors, selected, dra)
+            yield from _in_order(alternative.selectors, selected, dra, index == 0)
 
 
 def _in_order(
-    selectors: tuple[Selector, ...], devices: list[Device], dra: DraModel | None
-) -> Iterator[tuple[Selector, list[Device]]]:
+    selectors: tuple[Selector, ...], devices: list[Device], dra: DraModel | None, tried: bool
+) -> Iterator[tuple[Selector, list[Device], bool]]:
     for selector in selectors:
-        yield selector, devices
+        yield selector, devices, tried
         if dra is not None:
             devices = [d for d in devices if dra.selectors.outcome(selector, d).matches]
