@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from oracle_allocate import accepted_cases, allocate_case, compare_allocate, empty_cluster
 from oracle_dra import DRA_CASE, DRA_GATES, compare_dra_validate
 from oracle_families import (
+    ALLOCATE_CASES,
     CEL_CASE,
     GANG_CASE,
     GANG_GATES,
@@ -120,7 +121,7 @@ def test_dra_validation_agrees(oracle, cases, gates):
     assert not disagreements, report(disagreements)
 
 
-@family_settings(10)
+@family_settings(10, ALLOCATE_CASES)
 @given(cases=batches(allocate_case(), 10))
 def test_dra_allocation_agrees(oracle, cases):
     """A pod with ResourceClaims (or claim templates) on nodes, ResourceSlices and DeviceClasses, scheduled by the
