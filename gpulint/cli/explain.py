@@ -576,6 +576,16 @@ def _pod_affinity_step(verdict: PodAffinityVerdict) -> Step:
             verdict.fit.summary(),
         ]
         return Step("Inter-pod affinity", FAIL, lines)
+    if verdict.lws is not None:  # the term LWS's pod webhook gives the workers: no domain shared with the leader
+        shared = verdict.lws.shared
+        lines = [
+            f"LWS's pod webhook gives {shared.who} a required pod affinity over {shared.key} ({shared.name}); "
+            f"the leader ({verdict.peers_text()}) can run on {verdict.peer_nodes_text()}, with "
+            f"{', '.join(verdict.lws.leader_values)}, the workers fit only where it is "
+            f"{', '.join(verdict.lws.worker_values)}",
+            verdict.fit.summary(),
+        ]
+        return Step("Inter-pod affinity", FAIL, lines)
     lines = [
         f"{len(verdict.terms)} required pod affinity term(s) over {verdict.topology()}; the linted pods they match: "
         f"{verdict.peers_text()}, which can run on {verdict.peer_nodes_text()}",
