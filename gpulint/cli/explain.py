@@ -472,6 +472,21 @@ def _coverage_step(covered: DaemonCoverage) -> Step:
             f"{block.pool.title} adds GPU nodes with the untolerated taint {describe_taint(block.taint)}: it never runs there"
         )
         status = FAIL if covered.refuses else INFO if status == OK else status
+    runtime = covered.runtime
+    if runtime is not None and runtime.pending:  # daemonset-coverage's error
+        lines.append(
+            f"the controller makes pods on {len(runtime.pending)} node(s) RuntimeClass {runtime.name}'s "
+            f"scheduling.nodeSelector excludes ({_names(tuple(node.name for node in runtime.pending))}): "
+            "they stay Pending"
+        )
+        status = FAIL
+    if runtime is not None and runtime.skipped:  # its warning
+        lines.append(
+            f"the controller makes no pod on {len(runtime.skipped)} node(s) only RuntimeClass {runtime.name}'s "
+            f"scheduling.tolerations admit ({_names(tuple(node.name for node in runtime.skipped))}): it checks "
+            "the template's tolerations"
+        )
+        status = INFO if status == OK else status
     return Step("DaemonSet coverage", status, lines)
 
 

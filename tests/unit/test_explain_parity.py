@@ -688,3 +688,32 @@ def test_lws_exclusive_topology_is_the_inter_pod_affinity_step(write, twin):
     assert step["status"] == "FAIL"
     assert "cpu-pool" in step["lines"][0] and "h100-pool-a, h100-pool-b" in step["lines"][0]
     assert step["lines"][1].endswith("4 node(s) didn't match pod affinity rules.")
+
+
+# --------------------------------------------------------------------------- a DaemonSet's RuntimeClass scheduling
+
+# kubernetes/kubernetes#111590 (held-out set 13): a DaemonSet whose RuntimeClass alone carries the GPU nodes'
+# nodeSelector and toleration; the fixed twin writes them in the template. The controller places from the template.
+K8S_111590 = REPO / "tests" / "heldout13" / "k8s111590-daemonset-runtimeclass-nodeselector"
+
+
+@pytest.mark.parametrize("twin", ["broken.yaml", "fixed.yaml"])
+def test_daemonset_runtime_class_scheduling_is_the_coverage_step(write, twin):
+    """daemonset-coverage and explain's coverage step read one placement model: the pods the controller makes from
+    the template, and the RuntimeClass's nodeSelector and tolerations only on the pods it admits."""
+    path = write(twin, (K8S_111590 / twin).read_text(encoding="utf-8"))
+    inventory = str(write("inventory.yaml", (K8S_111590 / "inventory.yaml").read_text(encoding="utf-8")))
+    found = sorted(
+        f["severity"] for f in check(path, inventory).json()["findings"] if f["rule"] == "daemonset-coverage"
+    )
+    explanations = json.loads(explain(path, inventory).stdout)["explanations"]
+    (daemonset,) = [e for e in explanations if e["heading"].startswith("DaemonSet/")]
+    step = steps(daemonset)["DaemonSet coverage"]
+    if twin == "fixed.yaml":
+        assert found == []
+        assert step["status"] == "ok"
+        return
+    assert found == ["error", "warning"]
+    assert step["status"] == "FAIL"
+    assert any("(cpu-node-1, cpu-node-2): they stay Pending" in line for line in step["lines"])
+    assert any("tolerations admit (gpu-node-1, gpu-node-2)" in line for line in step["lines"])
