@@ -472,6 +472,21 @@ def _coverage_step(covered: DaemonCoverage) -> Step:
             f"{block.pool.title} adds GPU nodes with the untolerated taint {describe_taint(block.taint)}: it never runs there"
         )
         status = FAIL if covered.refuses else INFO if status == OK else status
+    runtime = covered.runtime
+    if runtime is not None and runtime.pending:  # daemonset-coverage's error
+        lines.append(
+            f"the controller makes pods on {len(runtime.pending)} node(s) RuntimeClass {runtime.name}'s "
+            f"scheduling.nodeSelector excludes ({_names(tuple(node.name for node in runtime.pending))}): "
+            "they stay Pending"
+        )
+        status = FAIL
+    if runtime is not None and runtime.skipped:  # its warning
+        lines.append(
+            f"the controller makes no pod on {len(runtime.skipped)} node(s) only RuntimeClass {runtime.name}'s "
+            f"scheduling.tolerations admit ({_names(tuple(node.name for node in runtime.skipped))}): it checks "
+            "the template's tolerations"
+        )
+        status = INFO if status == OK else status
     return Step("DaemonSet coverage", status, lines)
 
 
@@ -573,6 +588,16 @@ def _pod_affinity_step(verdict: PodAffinityVerdict) -> Step:
         lines = [
             f"JobSet's pod webhook gives each Job's leader pod a required pod affinity and anti-affinity over "
             f"{verdict.missing_key} (exclusive-topology), which no node the pod fits on carries",
+            verdict.fit.summary(),
+        ]
+        return Step("Inter-pod affinity", FAIL, lines)
+    if verdict.lws is not None:  # the term LWS's pod webhook gives the workers: no domain shared with the leader
+        shared = verdict.lws.shared
+        lines = [
+            f"LWS's pod webhook gives {shared.who} a required pod affinity over {shared.key} ({shared.name}); "
+            f"the leader ({verdict.peers_text()}) can run on {verdict.peer_nodes_text()}, with "
+            f"{', '.join(verdict.lws.leader_values)}, the workers fit only where it is "
+            f"{', '.join(verdict.lws.worker_values)}",
             verdict.fit.summary(),
         ]
         return Step("Inter-pod affinity", FAIL, lines)

@@ -22,6 +22,9 @@ EXCLUSIVE = "leaderworkerset.sigs.k8s.io/exclusive-topology"
 SUBGROUP_EXCLUSIVE = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
 LEADER_EXCLUDED = "LeaderExcluded"
 TEMPLATE: Path = ("spec", "leaderWorkerTemplate")
+WORKER_SPEC: Path = (*TEMPLATE, "workerTemplate", "spec")
+GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"  # the controller's labels on a group's, a subgroup's pods: hashes
+SUBGROUP_KEY = "leaderworkerset.sigs.k8s.io/subgroup-key"
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,7 @@ class SharedDomain:
     annotation: Path  # where it is written
     name: str  # the annotation's name without its prefix
     who: str  # the pods that share it, in words
+    pod_label: str  # the label the webhook's podAffinity selects them by (GROUP_KEY or SUBGROUP_KEY)
 
 
 def shared_domains(data: dict[str, Any]) -> list[SharedDomain]:
@@ -45,13 +49,23 @@ def shared_domains(data: dict[str, Any]) -> list[SharedDomain]:
     key = text(annotations.get(EXCLUSIVE))
     if key:
         found.append(
-            SharedDomain(key, ("metadata", "annotations", EXCLUSIVE), "exclusive-topology", "every pod of a group")
+            SharedDomain(
+                key, ("metadata", "annotations", EXCLUSIVE), "exclusive-topology", "every pod of a group", GROUP_KEY
+            )
         )
     policy = mapping(template.get("subGroupPolicy"))
     key = text(annotations.get(SUBGROUP_EXCLUSIVE))
     if key and policy.get("subGroupSize") is not None and policy.get("subGroupPolicyType") != LEADER_EXCLUDED:
         who = "the leader and the first workers (subgroup 0)"
         found.append(
-            SharedDomain(key, ("metadata", "annotations", SUBGROUP_EXCLUSIVE), "subgroup-exclusive-topology", who)
+            SharedDomain(
+                key, ("metadata", "annotations", SUBGROUP_EXCLUSIVE), "subgroup-exclusive-topology", who, SUBGROUP_KEY
+            )
         )
     return found
+
+
+def leader_spec(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The leader template's pod spec; None when there is none (the leader is made from the worker template)."""
+    spec = dig(data, *TEMPLATE, "leaderTemplate", "spec")
+    return spec if isinstance(spec, dict) else None

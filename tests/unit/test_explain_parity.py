@@ -659,3 +659,61 @@ def test_jobset_exclusive_topology_is_the_inter_pod_affinity_step(write, twin):
     assert found.count(("gpu-unschedulable", 9)) == 1
     assert explained["Inter-pod affinity"]["status"] == "FAIL"
     assert explained["Inter-pod affinity"]["lines"][1].endswith("node(s) didn't match pod affinity rules.")
+
+
+# --------------------------------------------------------------------------- LeaderWorkerSet's exclusive placement
+
+# kubernetes-sigs/lws#257 (held-out set 13): a CPU leader pinned to a CPU node pool, GPU workers in GPU pools, and
+# subgroup-exclusive-topology on the node pool; the fixed twin excludes the leader from the subgroups.
+LWS_257 = REPO / "tests" / "heldout13" / "lws257-leader-in-gpu-subgroup"
+
+
+@pytest.mark.parametrize("twin", ["broken.yaml", "fixed.yaml"])
+def test_lws_exclusive_topology_is_the_inter_pod_affinity_step(write, twin):
+    """The workers LWS's webhook ties to their leader are what gpu-unschedulable and explain's inter-pod affinity
+    step judge: no domain shared with the leader's nodes fails both (at the annotation); LeaderExcluded passes."""
+    path = write(twin, (LWS_257 / twin).read_text(encoding="utf-8"))
+    inventory = str(write("inventory.yaml", (LWS_257 / "inventory.yaml").read_text(encoding="utf-8")))
+    found = [(f["rule"], f["line"]) for f in check(path, inventory).json()["findings"]]
+    explanations = json.loads(explain(path, inventory).stdout)["explanations"]
+    (workers,) = [e for e in explanations if "'worker' pod template" in e["heading"]]
+    explained = steps(workers)
+    if twin == "fixed.yaml":
+        assert [rule for rule, _ in found if rule in ("gpu-unschedulable", "over-tight-affinity")] == []
+        assert "Inter-pod affinity" not in explained
+        return
+    assert found.count(("gpu-unschedulable", 9)) == 1
+    assert "over-tight-affinity" not in {rule for rule, _ in found}
+    step = explained["Inter-pod affinity"]
+    assert step["status"] == "FAIL"
+    assert "cpu-pool" in step["lines"][0] and "h100-pool-a, h100-pool-b" in step["lines"][0]
+    assert step["lines"][1].endswith("4 node(s) didn't match pod affinity rules.")
+
+
+# --------------------------------------------------------------------------- a DaemonSet's RuntimeClass scheduling
+
+# kubernetes/kubernetes#111590 (held-out set 13): a DaemonSet whose RuntimeClass alone carries the GPU nodes'
+# nodeSelector and toleration; the fixed twin writes them in the template. The controller places from the template.
+K8S_111590 = REPO / "tests" / "heldout13" / "k8s111590-daemonset-runtimeclass-nodeselector"
+
+
+@pytest.mark.parametrize("twin", ["broken.yaml", "fixed.yaml"])
+def test_daemonset_runtime_class_scheduling_is_the_coverage_step(write, twin):
+    """daemonset-coverage and explain's coverage step read one placement model: the pods the controller makes from
+    the template, and the RuntimeClass's nodeSelector and tolerations only on the pods it admits."""
+    path = write(twin, (K8S_111590 / twin).read_text(encoding="utf-8"))
+    inventory = str(write("inventory.yaml", (K8S_111590 / "inventory.yaml").read_text(encoding="utf-8")))
+    found = sorted(
+        f["severity"] for f in check(path, inventory).json()["findings"] if f["rule"] == "daemonset-coverage"
+    )
+    explanations = json.loads(explain(path, inventory).stdout)["explanations"]
+    (daemonset,) = [e for e in explanations if e["heading"].startswith("DaemonSet/")]
+    step = steps(daemonset)["DaemonSet coverage"]
+    if twin == "fixed.yaml":
+        assert found == []
+        assert step["status"] == "ok"
+        return
+    assert found == ["error", "warning"]
+    assert step["status"] == "FAIL"
+    assert any("(cpu-node-1, cpu-node-2): they stay Pending" in line for line in step["lines"])
+    assert any("tolerations admit (gpu-node-1, gpu-node-2)" in line for line in step["lines"])

@@ -178,9 +178,9 @@ def test_a_daemonset_tolerating_only_through_its_runtime_class_gets_no_pod_on_th
           containers: [{name: exporter, image: "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.0-ubuntu22.04"}]
     """
     found = by_rule(lint(daemonset, stack), "daemonset-coverage")
-    assert any(
-        "makes no pod on 6 node(s) only RuntimeClass nvidia's scheduling.tolerations admit" in f.message for f in found
-    ), found
+    # the controller's view, once: the coverage names the taint; the class's tolerations are not told again
+    assert any("(DCGM exporter) selects 0 of 6 NVIDIA GPU nodes" in f.message for f in found), found
+    assert not [f for f in found if "only RuntimeClass nvidia's scheduling.tolerations admit" in f.message], found
     tolerated = daemonset.replace(
         "runtimeClassName: nvidia",
         "runtimeClassName: nvidia\n          nodeSelector: {pool: gpu}\n"

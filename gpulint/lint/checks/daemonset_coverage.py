@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from gpulint.kube.daemonset import Coverage, coverage, selects
+from gpulint.kube.daemonset import Coverage, coverage
 from gpulint.kube.fields import mapping
 from gpulint.kube.gpu_stack import (
     AMD,
@@ -16,9 +16,8 @@ from gpulint.kube.gpu_stack import (
     node_names,
     resource_plugin,
 )
-from gpulint.kube.runtime_class import admit
-from gpulint.kube.scheduler import NodeInfo, Taint, pod_requirements
-from gpulint.kube.workloads import PodSpecSite, effective_pod_spec
+from gpulint.kube.scheduler import NodeInfo, Taint
+from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
 from gpulint.lint.inputs.objects import KubeObject
@@ -26,6 +25,7 @@ from gpulint.lint.rule_spec import Need, RuleSpec
 from gpulint.lint.verdicts.shared import (
     DaemonSetVerdict,
     PoolBlock,
+    RuntimeClassPlacement,
     blocked_pools,
     chart_verdict,
     daemon_coverage,
@@ -87,37 +87,20 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if covered.component is not None:
             yield from _pool_findings(site, covered.component, list(covered.blocks), set(), resolver)
         yield from _resource_plugin(obj, site, resolver)
-        yield from _runtime_class_placement(obj, site, resolver)
+        if covered.runtime is not None:
+            yield from _runtime_class_placement(site, covered.runtime)
 
 
-def _runtime_class_placement(obj: KubeObject, site: PodSpecSite, resolver: Resolver) -> Iterator[Diagnostic]:
-    """A DaemonSet whose RuntimeClass has a scheduling section. The DaemonSet controller decides which nodes get a
-    pod from the pod template alone (kubernetes/kubernetes pkg/controller/daemon daemon_controller.go
-    NodeShouldRunDaemonPod: the template's node affinity and tolerations), and the RuntimeClass admission plugin
-    merges the class's nodeSelector and tolerations into each pod only when it is created (kubernetes#111590): a
-    pod made for a node the class's nodeSelector excludes stays Pending, and a node only the class's tolerations
-    would admit gets no pod."""
-    name = site.spec.get("runtimeClassName")
-    runtime_class = resolver.runtime_classes.get(name) if isinstance(name, str) else None
-    scheduling = mapping(mapping(runtime_class).get("scheduling"))
-    if runtime_class is None or not (scheduling.get("nodeSelector") or scheduling.get("tolerations")):
-        return
-    admitted = admit(site.spec, runtime_class)
-    if admitted.conflict:
-        return  # the API server rejects every pod: runtime-class-unknown says so
-    comparisons = resolver.gates.enabled("TaintTolerationComparisonOperators")
-    template = pod_requirements(effective_pod_spec(obj.kind, site.spec), comparisons)
-    merged = pod_requirements(effective_pod_spec(obj.kind, admitted.spec), comparisons)
-    made = coverage(template, resolver.nodes).runs
-    pending = [node for node in made if not selects(merged, node)]
-    skipped = [node for node in coverage(merged, resolver.nodes).runs if node not in made]
-    where = (*site.path, "runtimeClassName")
-    if pending:
+def _runtime_class_placement(site: PodSpecSite, placement: RuntimeClassPlacement) -> Iterator[Diagnostic]:
+    """The nodes where the pods the controller makes (from the template alone) and the pods the RuntimeClass
+    admission plugin lets through part ways (RuntimeClassPlacement)."""
+    name, where = placement.name, (*site.path, "runtimeClassName")
+    if placement.pending:
         yield Diagnostic(
             RULE_ID,
             where,
-            f"the DaemonSet controller makes pods on {len(pending)} node(s) RuntimeClass {name}'s "
-            f"scheduling.nodeSelector excludes ({_names(pending)}): they stay Pending",
+            f"the DaemonSet controller makes pods on {len(placement.pending)} node(s) RuntimeClass {name}'s "
+            f"scheduling.nodeSelector excludes ({_names(list(placement.pending))}): they stay Pending",
             notes=(
                 "the controller picks nodes from the pod template alone; the RuntimeClass admission plugin adds "
                 "the class's nodeSelector to each pod it makes, and the scheduler then finds: node(s) didn't match "
@@ -126,12 +109,12 @@ def _runtime_class_placement(obj: KubeObject, site: PodSpecSite, resolver: Resol
             ),
             on_key=True,
         )
-    if skipped:
+    if placement.skipped:
         yield Diagnostic(
             RULE_ID,
             where,
-            f"the DaemonSet controller makes no pod on {len(skipped)} node(s) only RuntimeClass {name}'s "
-            f"scheduling.tolerations admit ({_names(skipped)}): it checks the template's tolerations",
+            f"the DaemonSet controller makes no pod on {len(placement.skipped)} node(s) only RuntimeClass {name}'s "
+            f"scheduling.tolerations admit ({_names(list(placement.skipped))}): it checks the template's tolerations",
             notes=(f"copy the tolerations of RuntimeClass {name} into the pod template",),
             on_key=True,
             severity=Severity.WARNING,

@@ -26,7 +26,7 @@ from gpulint.lint.verdicts.device_filters import (
     gpu_memory_verdict,
 )
 from gpulint.lint.verdicts.holders import Starved, scaled, starved, unit_of
-from gpulint.lint.verdicts.pod_affinity import PodAffinityVerdict, pod_affinity_verdict
+from gpulint.lint.verdicts.pod_affinity import LwsPlacement, PodAffinityVerdict, pod_affinity_verdict
 from gpulint.lint.verdicts.scheduling import SchedulingVerdict, scheduling_cause, scheduling_verdict
 from gpulint.lint.verdicts.shared import (
     emptied_offers,
@@ -71,7 +71,9 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
         return
     affinity = pod_affinity_verdict(obj, site, inventory, empty)  # as explain
     if affinity is not None and affinity.blocked:
-        if not affinity.missing_key:
+        if affinity.lws is not None:
+            yield _lws_exclusive(affinity, affinity.lws, inventory)
+        elif not affinity.missing_key:
             yield _pod_affinity(site, affinity, empty)
         elif (
             ctx.memo((RULE_ID, "jobset-exclusive", obj.document.path, obj.ref, affinity.at), lambda: site.path)
@@ -495,6 +497,33 @@ def _exclusive(verdict: PodAffinityVerdict, inventory: Resolver) -> Diagnostic:
             "name a node label that marks the domains (each Job is placed alone in one), such as the node pool's",
         ),
     )
+
+
+def _lws_exclusive(verdict: PodAffinityVerdict, lws: LwsPlacement, inventory: Resolver) -> Diagnostic:
+    """LWS's pod webhook ties the leader to workers by a required podAffinity on an exclusive-topology key, and no
+    value of it is on both a node the leader can run on and one the workers fit on: the leader, created first, is
+    placed and the workers that must join it never are. An error when the inventory's nodes are all there can be."""
+    shared, proven = lws.shared, inventory.node_labels_proven
+    return Diagnostic(
+        RULE_ID,
+        verdict.at,
+        f"LeaderWorkerSet {shared.name} '{shared.key}' puts {shared.who} in one domain, but the leader's nodes "
+        f"have {_listed(lws.leader_values)} and the workers' {_listed(lws.worker_values)}, so the workers that must "
+        "join the leader are never scheduled",
+        severity=Severity.ERROR if proven else Severity.WARNING,
+        pinned=not proven,
+        notes=(
+            f"LWS's pod webhook gives them a required podAffinity with topologyKey {shared.key}; the leader is "
+            "created first, so its partners must join its domain",
+            verdict.fit.summary(),
+            "give the leader template nodes in the workers' domains, or, for subgroups, set "
+            "leaderWorkerTemplate.subGroupPolicy.subGroupPolicyType: LeaderExcluded",
+        ),
+    )
+
+
+def _listed(values: tuple[str, ...]) -> str:
+    return first_and_more(list(values), 3, last=", and ")
 
 
 def _gpu_memory(verdict: GpuMemoryVerdict) -> Diagnostic:

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from gpulint.kube import lws_placement
 from gpulint.kube.fields import dig, mapping, sequence
 from gpulint.kube.pools.labels import GROUP_ONLY_LABELS, POOL_LABELS
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, Requirement, pod_requirements
 from gpulint.kube.wording import first_and_more
-from gpulint.kube.workloads import PodSpecSite, api_group, effective_pod_spec
+from gpulint.kube.workloads import PodSpecSite, effective_pod_spec
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.linted_set import LintedSet
@@ -59,7 +58,6 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     if site.completed_by:
         return  # the selector that applies may come from the object that completes the pod
     pod = pod_requirements(effective_pod_spec(obj.kind, site.spec), facts=obj.facts)
-    yield from _lws_exclusive(obj, site, pod, ctx)
     if not pod.requirements():
         return  # no constraint, or only empty terms (which match nothing: gpu-unschedulable says so)
     written: frozenset[str] = ctx.memo((RULE_ID, "nfd-labels"), lambda: nfd_rule_labels(ctx.resolver.linted))
@@ -75,57 +73,6 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     )
     for relative_path, message, severity, pinned, notes in verdicts:
         yield Diagnostic(RULE_ID, (*site.path, *relative_path), message, severity=severity, pinned=pinned, notes=notes)
-
-
-def _lws_exclusive(obj: KubeObject, site: PodSpecSite, pod: PodRequirements, ctx: CheckContext) -> Iterator[Diagnostic]:
-    """A LeaderWorkerSet whose leader must share a topology domain with workers (kube/lws_placement) while no value
-    of the key is on both a node the leader template may use and one the worker template may use: the first pod of
-    the group is placed, and its partners' required podAffinity then matches no node. Said from the workers' site,
-    once per annotation; not with node pools, which may add nodes of new domains."""
-    inventory = ctx.resolver
-    if obj.kind != "LeaderWorkerSet" or api_group(obj.api_version) != lws_placement.GROUP or inventory.pools:
-        return
-    if tuple(site.path) != (*lws_placement.TEMPLATE, "workerTemplate", "spec"):
-        return
-    leader_site = next(
-        (s for s in obj.facts.sites() if tuple(s.path) == (*lws_placement.TEMPLATE, "leaderTemplate", "spec")), None
-    )
-    if leader_site is None:
-        return  # the leader is made from the worker template: the same nodes
-    leader = pod_requirements(effective_pod_spec(obj.kind, leader_site.spec), facts=obj.facts)
-    for shared in lws_placement.shared_domains(obj.data):
-        leader_values = _domains(leader, shared.key, inventory)
-        worker_values = _domains(pod, shared.key, inventory)
-        if not leader_values or not worker_values or leader_values & worker_values:
-            continue  # no node at all is another finding; a shared value can hold the group
-        proven = inventory.node_labels_proven
-        yield Diagnostic(
-            RULE_ID,
-            shared.annotation,
-            f"LeaderWorkerSet {shared.name} '{shared.key}' puts {shared.who} in one domain, but the leader's nodes "
-            f"have {_listed(leader_values)} and the workers' {_listed(worker_values)}, so the workers that must join "
-            "the leader are never scheduled",
-            severity=Severity.ERROR if proven else Severity.WARNING,
-            pinned=not proven,
-            notes=(
-                f"LWS's pod webhook gives them a required podAffinity with topologyKey {shared.key}; the leader is "
-                "created first, so its partners must join its domain",
-                "give the leader template nodes in the workers' domains, or, for subgroups, set "
-                "leaderWorkerTemplate.subGroupPolicy.subGroupPolicyType: LeaderExcluded",
-            ),
-        )
-
-
-def _domains(pod: PodRequirements, key: str, inventory: Resolver) -> frozenset[str]:
-    """The values of ``key`` on the nodes the pod's node selection lets it use (every node, not a group's first:
-    grouping leaves out labels that name nodes)."""
-    return frozenset(
-        node.labels[key] for group in inventory.model.matching_groups(pod) for node in group.nodes if key in node.labels
-    )
-
-
-def _listed(values: frozenset[str]) -> str:
-    return first_and_more(sorted(values), 3, last=", and ")
 
 
 # Node Feature Discovery's default label namespace: a rule's label name without one gets it (NFD nfd-master).

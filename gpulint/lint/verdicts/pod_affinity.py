@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from gpulint.kube import jobset_placement
+from gpulint.kube import jobset_placement, lws_placement
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.pod_affinity import REASON_POD_AFFINITY, AffinityTerm, required_affinity_terms, unfilled_labels
 from gpulint.kube.refs import ObjectLike, Path
@@ -31,6 +31,7 @@ class PodAffinityVerdict:
     fit: FitResult  # the pod's verdict with InterPodAffinity's filter run on the nodes that passed the others
     missing_key: str = ""  # a topology key of the terms JobSet's pod webhook adds that no usable node carries
     at: Path = ()  # then: the exclusive-topology annotation that makes the webhook add them
+    lws: LwsPlacement | None = None  # the term LWS's pod webhook gives the workers, when it is what refuses them
 
     @property
     def blocked(self) -> bool:
@@ -45,6 +46,16 @@ class PodAffinityVerdict:
     def topology(self) -> str:
         keys = sorted({term.topology_key for term in self.terms})
         return ", ".join(keys)
+
+
+@dataclass(frozen=True)
+class LwsPlacement:
+    """LeaderWorkerSet's exclusive placement judged for the workers: the values of its key on the nodes the
+    leader can run on, and on those the workers fit on (none shared: the workers never join the leader)."""
+
+    shared: lws_placement.SharedDomain
+    leader_values: tuple[str, ...]
+    worker_values: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,9 @@ def pod_affinity_verdict(
         reasons[REASON_POD_AFFINITY] += fit.fitting_count
         judged = FitResult(fit.total, [], reasons, fit.failing)
         return PodAffinityVerdict(terms, (), (), judged, missing_key=exclusive[0], at=exclusive[1])
+    lws = _lws_exclusive(obj, site, resolver, fit)
+    if lws is not None:
+        return lws
     if not resolver.linted.pods_whole:
         return None
     if not terms or any(term.uses_controller_labels() or term.unfilled for term in terms) or unfilled_labels(labels):
@@ -155,3 +169,38 @@ def _jobset_exclusive(obj: ObjectLike, site: PodSpecSite) -> tuple[str, Path] | 
     if found is None or found[2] or not found[0]:
         return None
     return found[0], found[1]
+
+
+def _lws_exclusive(obj: ObjectLike, site: PodSpecSite, resolver: Resolver, fit: FitResult) -> PodAffinityVerdict | None:
+    """The workers of a LeaderWorkerSet as LWS's pod webhook makes them (kube/lws_placement): a required
+    podAffinity to their group's (or subgroup 0's) pods over the annotation's key, whose first pod is the leader,
+    made first. Blocked when no node the workers fit on has a value of the key that a node the leader can run on
+    has; None otherwise (or when either has no such node: another finding), so that the written terms are judged."""
+    if obj.ref.kind != "LeaderWorkerSet" or obj.ref.group != lws_placement.GROUP:
+        return None
+    if tuple(site.path) != lws_placement.WORKER_SPEC:
+        return None
+    leader_spec = lws_placement.leader_spec(obj.data)
+    if leader_spec is None:
+        return None  # the leader is made from the worker template: the same nodes
+    leader = resolver.model.evaluate(pod_requirements(effective_pod_spec(obj.ref.kind, leader_spec)))
+    for shared in lws_placement.shared_domains(obj.data):
+        key = shared.key
+        leader_values = {node.labels[key] for node in leader.fitting if key in node.labels}
+        worker_values = {node.labels[key] for node in fit.fitting if key in node.labels}
+        if not leader_values or not worker_values or leader_values & worker_values:
+            continue
+        term = AffinityTerm(
+            ("affinity", "podAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
+            {"matchExpressions": [{"key": shared.pod_label, "operator": "Exists"}]},
+            None,
+            key,
+        )
+        reasons = Counter(fit.reasons)
+        reasons[REASON_POD_AFFINITY] += fit.fitting_count
+        judged = FitResult(fit.total, [], reasons, fit.failing)
+        peer = f"{obj.ref.display()} ('leader')"
+        nodes = tuple(sorted(node.name for node in leader.fitting))
+        placement = LwsPlacement(shared, tuple(sorted(leader_values)), tuple(sorted(worker_values)))
+        return PodAffinityVerdict((term,), (peer,), nodes, judged, at=shared.annotation, lws=placement)
+    return None

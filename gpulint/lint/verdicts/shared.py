@@ -35,6 +35,7 @@ from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_ya
 from gpulint.kube.queueing.workload import queue_name
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_extended, scheduler_managed
+from gpulint.kube.runtime_class import admit
 from gpulint.kube.scheduler import (
     FitResult,
     NodeInfo,
@@ -566,6 +567,37 @@ class DaemonCoverage:
     component: StackComponent | None  # the GPU infrastructure it runs
     blocks: tuple[PoolBlock, ...]  # the pools, leaving out a taint the nodes' verdict names already
     refuses: bool  # pools_refuse: a blocked pool is an error
+    runtime: RuntimeClassPlacement | None = None  # its RuntimeClass's scheduling, which the controller never sees
+
+
+@dataclass(frozen=True)
+class RuntimeClassPlacement:
+    """A DaemonSet whose RuntimeClass has a scheduling section. The DaemonSet controller decides which nodes get a
+    pod from the pod template alone (kubernetes/kubernetes pkg/controller/daemon daemon_controller.go
+    NodeShouldRunDaemonPod), and the RuntimeClass admission plugin merges the class's nodeSelector and tolerations
+    into each pod only when it is created (kubernetes#111590)."""
+
+    name: str  # the RuntimeClass
+    pending: tuple[NodeInfo, ...]  # nodes the controller makes a pod for that the class's nodeSelector excludes
+    skipped: tuple[NodeInfo, ...]  # nodes only the class's tolerations admit: the controller makes no pod there
+
+
+def runtime_class_placement(kind: str, spec: dict[str, Any], resolver: Resolver) -> RuntimeClassPlacement | None:
+    """None without a RuntimeClass with scheduling, or when the API server rejects every pod (a conflict:
+    runtime-class-unknown says so)."""
+    name = spec.get("runtimeClassName")
+    runtime_class = resolver.runtime_classes.get(name) if isinstance(name, str) else None
+    scheduling = mapping(mapping(runtime_class).get("scheduling"))
+    if runtime_class is None or not (scheduling.get("nodeSelector") or scheduling.get("tolerations")):
+        return None
+    admitted = admit(spec, runtime_class)
+    if admitted.conflict:
+        return None
+    made = coverage(daemon_pod(kind, spec, resolver), resolver.nodes).runs
+    merged = _scheduled_daemon_pod(kind, admitted.spec, resolver)
+    pending = tuple(node for node in made if not selects(merged, node))
+    skipped = tuple(node for node in coverage(merged, resolver.nodes).runs if node not in made)
+    return RuntimeClassPlacement(str(name), pending, skipped)
 
 
 def pools_refuse(component: StackComponent, resolver: Resolver) -> bool:
@@ -583,12 +615,16 @@ def daemon_coverage(kind: str, site: PodSpecSite, resolver: Resolver) -> DaemonC
     """A DaemonSet pod template against the nodes and, for GPU infrastructure, the node pools."""
     verdict = daemonset_verdict(kind, site, resolver)
     component = stack_component(site.spec)
+    runtime = runtime_class_placement(kind, site.spec, resolver) if kind == "DaemonSet" else None
+    if runtime is not None and verdict is not None:  # one cause, one finding: the coverage names its taints
+        told = verdict.coverage.blocked_nodes()
+        runtime = replace(runtime, skipped=tuple(node for node in runtime.skipped if node not in told))
     if component is None or not resolver.pools:
-        return DaemonCoverage(verdict, component, (), False)
+        return DaemonCoverage(verdict, component, (), False, runtime)
     pod = verdict.pod if verdict is not None else daemon_pod(kind, site.spec, resolver)
     reported = set(verdict.coverage.blocked) if verdict is not None else set()
     blocks = tuple(block for block in blocked_pools(component, pod, resolver) if block.taint not in reported)
-    return DaemonCoverage(verdict, component, blocks, pools_refuse(component, resolver))
+    return DaemonCoverage(verdict, component, blocks, pools_refuse(component, resolver), runtime)
 
 
 def blocked_pools(component: StackComponent, pod: PodRequirements, resolver: Resolver) -> list[PoolBlock]:
@@ -623,9 +659,15 @@ def _reached_by_another(component: StackComponent, pool: NodePool, resolver: Res
 
 
 def daemon_pod(kind: str, spec: dict[str, Any], resolver: Resolver) -> PodRequirements:
-    """A DaemonSet's pod as the controller makes it (its tolerations added) and the scheduler reads it."""
+    """A DaemonSet's pod as the controller decides where to make it: the template, its tolerations added, and not
+    its RuntimeClass's scheduling, which joins each pod only when it is created (RuntimeClassPlacement)."""
+    return _scheduled_daemon_pod(kind, spec, resolver)
+
+
+def _scheduled_daemon_pod(kind: str, spec: dict[str, Any], resolver: Resolver) -> PodRequirements:
+    """``spec`` (the template, or the pod its RuntimeClass admitted) with the tolerations the controller adds."""
     comparisons = resolver.gates.enabled("TaintTolerationComparisonOperators")
-    return pod_requirements(admitted_pod_spec(kind, spec, resolver), comparisons)
+    return pod_requirements(effective_pod_spec(kind, spec), comparisons)
 
 
 def chart_verdict(release: ChartRelease, resolver: Resolver) -> tuple[DaemonSetVerdict | None, list[PoolBlock]]:
@@ -643,10 +685,13 @@ class HeldDevices:
     """A linted DaemonSet whose pods ask for an accelerator: one runs on every node it selects and tolerates."""
 
     name: str
-    pod: PodRequirements
+    pod: PodRequirements  # as the controller places it (daemon_pod)
+    scheduled: PodRequirements  # as the scheduler reads it: its RuntimeClass's scheduling joined
 
     def lands_on(self, node: NodeInfo) -> bool:
-        return selects(self.pod, node) and untolerated_taint(self.pod, node) is None
+        """The controller makes a pod for the node, and the scheduler can bind it there."""
+        placed = selects(self.pod, node) and untolerated_taint(self.pod, node) is None
+        return placed and selects(self.scheduled, node)
 
 
 def gpu_daemons(resolver: Resolver) -> list[HeldDevices]:
@@ -660,7 +705,10 @@ def _gpu_daemons(resolver: Resolver) -> list[HeldDevices]:
         for site in obj.facts.sites():
             pod = daemon_pod("DaemonSet", site.spec, resolver)
             if any(is_extended(name) for name in pod.requests):
-                found.append(HeldDevices(obj.ref.name, pod))
+                scheduled = _scheduled_daemon_pod(
+                    "DaemonSet", admitted_pod_spec("DaemonSet", site.spec, resolver), resolver
+                )
+                found.append(HeldDevices(obj.ref.name, pod, scheduled))
     return found
 
 
