@@ -17,6 +17,7 @@ from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gpu_stack import OPERATOR_OPERANDS, STACK_COMPONENTS, StackComponent
 from gpulint.kube.refs import Path
 from gpulint.kube.workloads import api_group
+from gpulint.lint.inputs.helm_values import coalesced
 from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.loader import load_text
 from gpulint.lint.inputs.objects import RELEASE_FORMS
@@ -187,7 +188,7 @@ def _remote(data: dict[str, Any]) -> ChartValues:
     unknown = [text(name) for name in sequence(data.get("unknown"))]
     values: dict[str, Any] = {}
     for _where, layer, _file in layers:
-        values = _coalesced(values, layer)
+        values = coalesced(values, layer)
     single = layers[0][0] if len(layers) == 1 and not layers[0][2] else ()
     return ChartValues(
         text(data.get("chart")),
@@ -199,20 +200,6 @@ def _remote(data: dict[str, Any]) -> ChartValues:
         False,
         layers,
     )
-
-
-def _coalesced(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """``over`` merged onto ``base`` as helm merges values files (pkg/chartutil coalesce.go): maps key by key, any
-    other value replaced, a null deleting the key."""
-    merged = dict(base)
-    for key, value in over.items():
-        if value is None:
-            merged.pop(key, None)
-        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _coalesced(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 def _name(chart: str) -> str:

@@ -24,6 +24,7 @@ from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.jupyterhub import UMBRELLA, values_of
 from gpulint.kube.typos import typo_of
 from gpulint.lint.findings import Fix, Path, Severity
+from gpulint.lint.inputs.helm_values import coalesced
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes
 from gpulint.lint.inputs.render.layout import holds_nothing
 from gpulint.lint.inputs.render.mapping import LineMap, align, template_column
@@ -722,9 +723,9 @@ class _PassedValues:
         own, parent = _values_mapping(place, directory), _values_mapping(place, place.directory)
         if own is None or parent is None:
             return None  # a values.yaml that does not read: nothing to judge by
-        values = _coalesced(own, mapping(parent.get(key)))
+        values = coalesced(own, mapping(parent.get(key)))
         if isinstance(own.get("global"), dict) or isinstance(parent.get("global"), dict):
-            values["global"] = _coalesced(mapping(own.get("global")), mapping(parent.get("global")))
+            values["global"] = coalesced(mapping(own.get("global")), mapping(parent.get("global")))
         said = f"its parent's '{key}:' and 'global:' over its values.yaml"
         return _PassedValues(directory, key, values, said)
 
@@ -746,20 +747,6 @@ def _values_mapping(place: ChartPlace, directory: str) -> dict[str, Any] | None:
     if loaded.problems or (documents and not isinstance(documents[0], dict)):
         return None
     return documents[0] if documents else {}
-
-
-def _coalesced(defaults: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
-    """Helm's merge of values given over a chart's defaults: mappings merged key by key, anything else replaced,
-    a null deleting the key."""
-    merged = dict(defaults)
-    for key, value in given.items():
-        if value is None:
-            merged.pop(key, None)
-        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _coalesced(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 # `{{ fail "..." }}`, `{{- fail (printf ...) }}`: the chart stops on purpose; the `if` around it says when
