@@ -5,6 +5,7 @@ through the gpulint CLI on repositories laid out as real ones are (helmfile.yaml
 from __future__ import annotations
 
 import json
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -258,6 +259,39 @@ def test_config_in_a_values_file_is_checked_at_the_line_naming_the_file(tmp_path
     assert "'default' (in values.yaml): 'replicas' is not a field" in found[0]["message"]
     _write(tmp_path, {"gpu/values.yaml": _config_map(FIXED).removeprefix("- ")})
     assert _findings(tmp_path) == []
+
+
+def test_kustomization_named_alone_gives_its_folders_findings(tmp_path: Path, monkeypatch) -> None:
+    """Pre-commit names only the changed kustomization.yaml, from the repository's root: its helmCharts are read as
+    when its folder is checked (the overlay itself is still rendered), once however often it is named."""
+    inline = "  valuesInline:\n" + textwrap.indent(_config_map(BROKEN).removeprefix("- "), " " * 4)
+    _write(
+        tmp_path,
+        {
+            "infra/nvidia-device-plugin/kustomization.yaml": _kustomization(PLUGIN_CHART + inline),
+            "infra/nvidia-device-plugin/namespace.yaml": NAMESPACE,
+        },
+    )
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    monkeypatch.chdir(tmp_path)
+
+    def found(*args: str) -> list[tuple[str, str, int]]:
+        run = run_cli("check", *args, "--format", "json")
+        assert run.exit_code in (0, 1), run.stderr
+        return [
+            (f["path"], f["severity"], f["line"])
+            for f in json.loads(run.stdout)["findings"]
+            if f["rule"] == "device-plugin-config"
+        ]
+
+    named = "infra/nvidia-device-plugin/kustomization.yaml"
+    expected = [(named, "warning", 18), (named, "error", 20)]
+    assert found("infra/nvidia-device-plugin") == expected
+    assert found(named) == expected
+    assert found("infra/nvidia-device-plugin", named, "./" + named) == expected
+    fixed = "  valuesInline:\n" + textwrap.indent(_config_map(FIXED).removeprefix("- "), " " * 4)
+    _write(tmp_path, {named: _kustomization(PLUGIN_CHART + fixed)})
+    assert found(named) == []
 
 
 RENAMING = """\

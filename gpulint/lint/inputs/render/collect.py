@@ -36,6 +36,7 @@ class Renderer:
         self._rendered: set[str] = set()  # real paths of the charts and overlays rendered: each once
         self._builds: dict[str, bool] = {}  # real path of an overlay over a base named alone -> whether it builds
         self._releases: dict[str, Releases] = {}  # per repository: the releases it gives its charts
+        self._entries_read: set[str] = set()  # real paths of the kustomizations read for their helmCharts: each once
         self.parses = Parses()  # the files the release readers parse, handed to the sources that are them
 
     def _first_time(self, directory: str) -> bool:
@@ -127,6 +128,8 @@ class Renderer:
         if found is None:
             return False
         kustomization = layout.read_kustomization(found)
+        if os.path.realpath(path) == os.path.realpath(found):  # named alone: its helmCharts, as its folder's walk
+            sources.extend(self._chart_entries([(kustomization, os.path.normpath(path))]))
         if kustomization.data.get("kind") == "Component":
             # kustomize builds a Component only inside an overlay that lists it (alone it refuses it: "expected
             # kind != 'Component'"), as the directory walk leaves it: its patch is checked as those overlays render
@@ -271,7 +274,8 @@ class Renderer:
                 kustomizations.append(layout.read_kustomization(found))
         if kustomizations:
             consumed |= self._not_raw(kustomizations)
-            sources.extend(self._chart_entries(root, kustomizations))
+            shown = [os.path.join(_display(root, k.directory), os.path.basename(k.path)) for k in kustomizations]
+            sources.extend(self._chart_entries(list(zip(kustomizations, shown, strict=True))))
         pending = layout.roots(kustomizations) if kustomizations else []
         disabled = layout.disabled_directories(kustomizations) if kustomizations else set()
         rendered: list[Source] = []
@@ -323,25 +327,27 @@ class Renderer:
         sources.extend(rendered)
         return consumed
 
-    def _chart_entries(self, root: str, kustomizations: list[layout.Kustomization]) -> list[Source]:
-        """The kustomizations with helmCharts of the GPU stack's remote charts, read for those releases' values
-        (inputs/chart_entries.py), unless kustomize renders helmCharts (--kustomize-enable-helm): then the render
-        holds what the charts make."""
+    def _chart_entries(self, shown: list[tuple[layout.Kustomization, str]]) -> list[Source]:
+        """The kustomizations (each with its path as shown) with helmCharts of the GPU stack's remote charts, read
+        once for those releases' values (inputs/chart_entries.py), unless kustomize renders helmCharts
+        (--kustomize-enable-helm): then the render holds what the charts make."""
         from gpulint.lint.inputs.chart_entries import REMOTE_CHARTS
         from gpulint.lint.inputs.sources import Source
 
         assert self.options is not None
         if self.options.kustomize_helm:
             return []
-        return [
-            Source(os.path.join(_display(root, k.directory), os.path.basename(k.path)), k.path, chart_entries=True)
-            for k in kustomizations
-            if k.helm_charts
-            and any(
+        sources = []
+        for k, display in shown:
+            if not k.helm_charts or os.path.realpath(k.path) in self._entries_read:
+                continue
+            if any(
                 mapping(entry).get("name") in REMOTE_CHARTS and mapping(entry).get("repo")
                 for entry in sequence(k.data.get("helmCharts"))
-            )
-        ]
+            ):
+                self._entries_read.add(os.path.realpath(k.path))
+                sources.append(Source(display, k.path, chart_entries=True))
+        return sources
 
     def _not_raw(self, kustomizations: list[layout.Kustomization]) -> set[str]:
         """Patches (partial objects), and what a kustomization lists only in a comment (a disabled
