@@ -724,3 +724,25 @@ def test_a_runtime_error_in_a_later_subrequest_is_a_warning(cluster):
     assert "only when the subrequests before it cannot be allocated" in shown(later)
     (first,) = by_rule(lint(template(request(failing, plain)), cluster), "cel-invalid")
     assert first.severity is Severity.ERROR  # the first subrequest is always tried
+
+
+def test_a_runtime_error_an_exact_count_may_never_reach_is_a_warning(cluster):
+    """allocator_stable.go stops an ExactCount request at its count: where every node with the failing device has
+    at least that many devices the selectors match without an error, whether the allocator reaches it depends on
+    its order (dra allocate oracle, seed 6); where one has fewer, the allocator visits every device there."""
+    # each DGX node: 4 GPUs on NUMA node 0 (true), 4 on NUMA node 1 (no `model`: a runtime error); the other
+    # nodes' GPUs have no NUMA node (true)
+    numa0 = 'device.attributes["resource.kubernetes.io"].?numaNode.orValue(0) == 0'
+    selector = numa0 + ' || device.attributes["gpu.nvidia.com"].model == "x"'
+    (enough,) = by_rule(lint(template(gpus(4, selector=selector)), cluster), "cel-invalid")
+    assert enough.severity is Severity.WARNING
+    assert "CEL runtime error on device gpu.nvidia.com/dgx-" in enough.message
+    assert "only when it reaches the device before 4 device(s) the selectors match" in shown(enough)
+    (fewer,) = by_rule(lint(template(gpus(5, selector=selector)), cluster), "cel-invalid")
+    assert fewer.severity is Severity.ERROR and "reaches the device" not in shown(fewer)
+    # trap: old-0's GPUs have no NUMA node, a runtime error on each: the allocator reaches one there at any count
+    strict = (
+        'device.attributes["resource.kubernetes.io"].numaNode == 0 || device.attributes["gpu.nvidia.com"].model == "x"'
+    )
+    (old,) = by_rule(lint(template(gpus(1, selector=strict)), cluster), "cel-invalid")
+    assert old.severity is Severity.ERROR and "gpu.nvidia.com/old-0/" in old.message

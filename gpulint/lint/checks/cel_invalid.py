@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.kube.cel.engine import CelEngine, CelProblem
-from gpulint.kube.dra.allocation import Device, Selector, class_selectors
+from gpulint.kube.dra.allocation import Alternative, Device, Selector, class_selectors
 from gpulint.kube.dra.devices import DraModel
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
@@ -23,7 +23,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     dra = ctx.resolver.dra_if_any
     engine: CelEngine = dra.engine if dra is not None else ctx.memo("cel-engine", CelEngine)
-    for selector, devices, tried in _selectors_and_devices(obj, dra):
+    for selector, devices, alternative, tried in _selectors_and_devices(obj, dra):
         compiled = engine.compile(selector.expression)
         if not isinstance(compiled, CelProblem) or not compiled.evaluable:
             # the object is being created: the cluster's version and gates decide the environment
@@ -46,6 +46,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             continue
         if dra is None:  # no model, no devices to evaluate the selector on
             continue
+        failing: list[tuple[Device, str, str]] = []  # (device, error, when it is evaluated: "" always)
         for device in devices:
             outcome = dra.selectors.outcome(selector, device)
             if outcome.undecided:
@@ -53,17 +54,22 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 yield Diagnostic(RULE_ID, selector.path, brief, notes=notes, severity=Severity.INFO, pinned=True)
                 break
             if outcome.error:
-                yield Diagnostic(
-                    RULE_ID,
-                    selector.path,
-                    f"CEL runtime error on device {device.key}: {outcome.error}",
-                    notes=(
-                        "the scheduler aborts allocation for the whole claim on such an error (it is not false)",
-                        *(() if tried else (_UNTRIED,)),
-                    ),
-                    severity=Severity.ERROR if tried else Severity.WARNING,
-                )
-                break
+                failing.append((device, outcome.error, _UNTRIED if not tried else _counted(alternative, device, dra)))
+                if not failing[-1][2]:
+                    break
+        if failing:
+            # the error the allocator always reaches, else the first
+            device, error, when = next((f for f in failing if not f[2]), failing[0])
+            yield Diagnostic(
+                RULE_ID,
+                selector.path,
+                f"CEL runtime error on device {device.key}: {error}",
+                notes=(
+                    "the scheduler aborts allocation for the whole claim on such an error (it is not false)",
+                    *((when,) if when else ()),
+                ),
+                severity=Severity.WARNING if when else Severity.ERROR,
+            )
 
 
 # k8s.io/dynamic-resource-allocation allocator_stable.go (v0.37): a firstAvailable subrequest is tried only when
@@ -71,15 +77,41 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
 _UNTRIED = "the allocator evaluates it only when the subrequests before it cannot be allocated on the node"
 
 
-def _selectors_and_devices(obj: KubeObject, dra: DraModel | None) -> Iterator[tuple[Selector, list[Device], bool]]:
-    """Each selector with the devices the allocator would evaluate it on, and whether it is always tried (not a
+def _counted(alternative: Alternative | None, device: Device, dra: DraModel) -> str:
+    """A note saying when the allocator evaluates the selector on ``device``, or "" where it always does. An
+    ExactCount request stops once it has its count (allocator_stable.go, v0.37: allocateOne visits a node's
+    devices in pool order and returns at the count): where every node with ``device`` has at least that many
+    devices the selectors match without an error, whether ``device`` is reached depends on that order; where
+    one has fewer, the allocator visits them all there, ``device`` too."""
+    if alternative is None or alternative.all_devices:
+        return ""
+    klass = class_selectors(dra.classes[alternative.class_name]) if alternative.class_name in dra.classes else ()
+    selectors = (*klass, *alternative.selectors)
+    groups = [g for g in dra.groups() if any(d.key == device.key for d in g.devices)]
+    for group in groups:
+        clean = sum(all(dra.selectors.outcome(s, d).matches for s in selectors) for d in group.devices)
+        if clean < alternative.count:
+            return ""
+    if not groups:
+        return ""
+    return (
+        f"the allocator evaluates it on this device only when it reaches the device before {alternative.count}"
+        " device(s) the selectors match on the node"
+    )
+
+
+def _selectors_and_devices(
+    obj: KubeObject, dra: DraModel | None
+) -> Iterator[tuple[Selector, list[Device], Alternative | None, bool]]:
+    """Each selector with the devices the allocator would evaluate it on, its request (None: a class's), and
+    whether it is always tried (not a
     firstAvailable subrequest after the first, which is tried only when those before it fail): a class's selectors see
     every device; a request's selectors only the devices its class selected. Either list is evaluated in
     order, and a device the earlier selectors did not match is not evaluated again (isSelectable stops at the
     first selector that does not match, k8s.io/dynamic-resource-allocation v0.37.2 allocator_stable.go)."""
     devices = dra.all_devices() if dra is not None and dra.has_devices else []
     if is_dra(obj, "DeviceClass"):
-        yield from _in_order(class_selectors(obj.data), devices, dra, True)
+        yield from _in_order(class_selectors(obj.data), devices, dra, None, True)
         return
     claim = claim_of(obj)
     for request in claim.requests if claim is not None else ():
@@ -88,13 +120,17 @@ def _selectors_and_devices(obj: KubeObject, dra: DraModel | None) -> Iterator[tu
             if dra is not None and devices and alternative.class_name in dra.classes:
                 klass = class_selectors(dra.classes[alternative.class_name])
                 selected = [d for d in devices if all(dra.selectors.outcome(s, d).matches for s in klass)]
-            yield from _in_order(alternative.selectors, selected, dra, index == 0)
+            yield from _in_order(alternative.selectors, selected, dra, alternative, index == 0)
 
 
 def _in_order(
-    selectors: tuple[Selector, ...], devices: list[Device], dra: DraModel | None, tried: bool
-) -> Iterator[tuple[Selector, list[Device], bool]]:
+    selectors: tuple[Selector, ...],
+    devices: list[Device],
+    dra: DraModel | None,
+    alternative: Alternative | None,
+    tried: bool,
+) -> Iterator[tuple[Selector, list[Device], Alternative | None, bool]]:
     for selector in selectors:
-        yield selector, devices, tried
+        yield selector, devices, alternative, tried
         if dra is not None:
             devices = [d for d in devices if dra.selectors.outcome(selector, d).matches]
