@@ -315,6 +315,7 @@ def test_mixed_attribute_types_under_a_comparing_selector_are_per_device_errors(
             - name: g
               exactly:
                 deviceClassName: gpu.example.com
+                count: 2  # only g0 matches without an error: the allocator reaches g1 (with 1, maybe not)
                 selectors:
                 - cel: {expression: 'device.attributes["gpu.example.com"].index > 2'}
     """,
