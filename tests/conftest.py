@@ -148,6 +148,17 @@ def said(finding: Finding | dict | Any) -> str:
     return "\n".join((finding.message, *getattr(finding, "notes", ())))
 
 
+def check_serious(*args: str) -> list[tuple[str, int, str, str, str]]:
+    """`gpulint check ARGS` as JSON: its errors and warnings as (path, line, rule, severity, what it said)."""
+    result = run_cli("check", *args, "--format", "json")
+    assert result.exit_code in (0, 1), result.stderr
+    return [
+        (f["path"], f["line"], f["rule"], f["severity"], said(f))
+        for f in result.json()["findings"]
+        if f["severity"] in ("error", "warning")
+    ]
+
+
 # The Kubernetes oracle (tests/oracle), one process for the session: test_oracle.py and
 # test_oracle_policy_cost.py ask it. Under CI a missing Go toolchain fails rather than skips.
 @pytest.fixture(scope="session")

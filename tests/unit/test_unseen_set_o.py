@@ -7,19 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import lint_text, run_cli, said
+from conftest import check_serious, lint_text
 from support.trees import write_tree
-
-
-def serious(*args: str) -> list[tuple[str, int, str, str, str]]:
-    result = run_cli("check", *args, "--format", "json")
-    assert result.exit_code in (0, 1), result.stderr
-    return [
-        (f["path"], f["line"], f["rule"], f["severity"], said(f))
-        for f in result.json()["findings"]
-        if f["severity"] in ("error", "warning")
-    ]
-
 
 # ---------------------------------------- another tool's configuration that borrows `kind`, with no apiVersion
 
@@ -97,7 +86,7 @@ def test_a_kind_the_linted_crds_serve_without_apiversion_stays_refused(repo):
             "zarf.yaml": ZARF,
         },
     )
-    found = serious(".")
+    found = check_serious(".")
     assert [(path, rule, severity) for path, _line, rule, severity, _said in found] == [
         ("zarf.yaml", "schema-invalid", "error")
     ]
@@ -172,7 +161,7 @@ def schema_chart(repo, values: str | None = None, schema: dict | None = None) ->
 
 def test_a_schema_that_asks_the_installer_for_empty_defaults_is_not_checked_not_broken(repo, render_tools):
     schema_chart(repo)
-    ((path, line, rule, severity, message),) = serious("chart", "--helm", render_tools["helm"])
+    ((path, line, rule, severity, message),) = check_serious("chart", "--helm", render_tools["helm"])
     assert (path, line, rule, severity) == ("chart/Chart.yaml", 1, "not-rendered", "warning")
     assert "asks the installer for image.repository, image.tag, sourceData.storageClassName" in message
     assert "given at install" in message
@@ -182,7 +171,7 @@ def test_a_required_key_the_defaults_lack_is_asked_of_the_installer(repo, render
     schema = {**SCHEMA, "required": ["image", "gpu", "sourceData", "endpoint"]}
     values = 'image: {repository: nvcr.io/ingestor, tag: "1.0"}\ngpu: 1\nsourceData: {create: false}\n'
     schema_chart(repo, values, schema)
-    ((_path, _line, _rule, severity, message),) = serious("chart", "--helm", render_tools["helm"])
+    ((_path, _line, _rule, severity, message),) = check_serious("chart", "--helm", render_tools["helm"])
     assert severity == "warning"
     assert "asks the installer for endpoint," in message
 
@@ -190,7 +179,7 @@ def test_a_required_key_the_defaults_lack_is_asked_of_the_installer(repo, render
 def test_the_installers_values_given_render_and_check_the_chart(repo, render_tools):
     values = 'image: {repository: nvcr.io/ingestor, tag: "1.0"}\ngpu: 1\nsourceData: {create: true, storageClassName: gcnv}\n'
     schema_chart(repo, values)
-    assert not [f for f in serious("chart", "--helm", render_tools["helm"]) if f[2] == "not-rendered"]
+    assert not [f for f in check_serious("chart", "--helm", render_tools["helm"]) if f[2] == "not-rendered"]
 
 
 @pytest.mark.parametrize(
@@ -203,7 +192,7 @@ def test_the_installers_values_given_render_and_check_the_chart(repo, render_too
 )
 def test_a_default_the_chart_writes_against_its_schema_stays_an_error(repo, render_tools, values):
     schema_chart(repo, values)
-    ((path, _line, rule, severity, message),) = serious("chart", "--helm", render_tools["helm"])
+    ((path, _line, rule, severity, message),) = check_serious("chart", "--helm", render_tools["helm"])
     assert (path, rule, severity) == ("chart/Chart.yaml", "not-rendered", "error")
     assert "asks the installer" not in message
 
@@ -255,7 +244,7 @@ def local_dependency(repo, parent_values: str, repository: str = "file://../vllm
 
 def test_a_local_dependency_is_rendered_with_the_values_its_parent_gives(repo, render_tools):
     local_dependency(repo, "vllm:\n  model: deepseek-ai/deepseek-llm-7b-chat\n  replicas: two\n")
-    found = serious("charts/chat", "--helm", render_tools["helm"])
+    found = check_serious("charts/chat", "--helm", render_tools["helm"])
     # the parent's value, judged where the dependency's template writes it
     assert [(path, rule, severity) for path, _line, rule, severity, _said in found] == [
         ("charts/vllm/templates/deployment.yaml", "schema-invalid", "error")
@@ -264,13 +253,13 @@ def test_a_local_dependency_is_rendered_with_the_values_its_parent_gives(repo, r
 
 def test_a_local_dependency_given_good_values_renders_clean(repo, render_tools):
     local_dependency(repo, "vllm:\n  model: deepseek-ai/deepseek-llm-7b-chat\n  replicas: 2\n")
-    assert serious("charts/chat", "--helm", render_tools["helm"]) == []
+    assert check_serious("charts/chat", "--helm", render_tools["helm"]) == []
 
 
 @pytest.mark.parametrize("repository", ["file://../absent/", "https://charts.example.com/vllm"])
 def test_a_dependency_not_in_the_checkout_stays_not_vendored(repo, render_tools, repository):
     local_dependency(repo, "vllm:\n  replicas: two\n", repository)
-    ((path, _line, rule, severity, message),) = serious("charts/chat", "--helm", render_tools["helm"])
+    ((path, _line, rule, severity, message),) = check_serious("charts/chat", "--helm", render_tools["helm"])
     assert (path, rule, severity) == ("charts/chat/Chart.yaml", "not-rendered", "warning")
     assert "missing in charts/ directory: vllm" in message
 
@@ -299,4 +288,4 @@ def test_a_local_dependencys_own_local_dependency_comes_with_it(repo, render_too
     )
     write_tree(repo, files)
     assert "common.annotations" in (repo / "charts/vllm/templates/deployment.yaml").read_text()
-    assert serious("charts/chat", "--helm", render_tools["helm"]) == []
+    assert check_serious("charts/chat", "--helm", render_tools["helm"]) == []

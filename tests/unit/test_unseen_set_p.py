@@ -7,19 +7,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from conftest import lint_text, run_cli, said
+from conftest import check_serious, lint_text
 from support.trees import write_tree
-
-
-def serious(*args: str) -> list[tuple[str, int, str, str, str]]:
-    result = run_cli("check", *args, "--format", "json")
-    assert result.exit_code in (0, 1), result.stderr
-    return [
-        (f["path"], f["line"], f["rule"], f["severity"], said(f))
-        for f in result.json()["findings"]
-        if f["severity"] in ("error", "warning")
-    ]
-
 
 # ---------------------------------------- strategic-merge patches by their own shape (`$patch: delete`)
 
@@ -111,7 +100,7 @@ GOMPLATE_CHART = {
 
 def test_a_chart_whose_values_file_is_a_template_is_not_checked_not_broken(repo, render_tools):
     write_tree(repo / "auth", GOMPLATE_CHART)
-    ((path, line, rule, severity, message),) = serious("auth", "--helm", render_tools["helm"])
+    ((path, line, rule, severity, message),) = check_serious("auth", "--helm", render_tools["helm"])
     assert (path, line, rule, severity) == ("auth/Chart.yaml", 1, "not-rendered", "warning")
     assert "cannot load values.yaml" in message
     assert "values.yaml holds template actions ({{ at line 3)" in message
@@ -130,7 +119,7 @@ def test_a_chart_whose_chart_file_is_a_template_says_so(repo, render_tools):
             version: {{< .Values.charts.istioGateway.version | quote >}}
         """
     write_tree(repo / "gateway", chart)
-    ((_path, _line, _rule, severity, message),) = serious("gateway", "--helm", render_tools["helm"])
+    ((_path, _line, _rule, severity, message),) = check_serious("gateway", "--helm", render_tools["helm"])
     assert severity == "warning"
     assert "Chart.yaml holds template actions ({{ at line 6)" in message
     assert "Chart.yaml is empty" not in message
@@ -148,7 +137,7 @@ def test_a_broken_values_file_with_tpl_strings_stays_an_error(repo, render_tools
     chart = dict(GOMPLATE_CHART)
     chart["values.yaml"] = values
     write_tree(repo / "auth", chart)
-    ((_path, _line, rule, severity, message),) = serious("auth", "--helm", render_tools["helm"])
+    ((_path, _line, rule, severity, message),) = check_serious("auth", "--helm", render_tools["helm"])
     assert (rule, severity) == ("not-rendered", "error")
     assert "template actions" not in message
 
@@ -203,7 +192,7 @@ README = "Install on EKS:\n\n    helm upgrade rhaii ./charts/xks \\\n      --set
 
 def test_a_fail_the_install_answers_with_set_is_not_checked_not_broken(repo, render_tools):
     write_tree(repo / "charts/xks", {**XKS_CHART, "README.md": README})
-    ((path, line, rule, severity, message),) = serious("charts/xks", "--helm", render_tools["helm"])
+    ((path, line, rule, severity, message),) = check_serious("charts/xks", "--helm", render_tools["helm"])
     assert (path, line, rule, severity) == ("charts/xks/templates/validation.yaml", 1, "not-rendered", "warning")
     assert "the install gives .Values.aws.enabled another value" in message
     assert "README.md gives another" in message
@@ -212,11 +201,11 @@ def test_a_fail_the_install_answers_with_set_is_not_checked_not_broken(repo, ren
 def test_a_fail_nothing_in_the_repository_answers_stays_an_error(repo, render_tools):
     # the trap: no README, script or values file gives aws.enabled: the chart fails as the repository installs it
     write_tree(repo / "charts/xks", XKS_CHART)
-    ((_path, _line, rule, severity, _message),) = serious("charts/xks", "--helm", render_tools["helm"])
+    ((_path, _line, rule, severity, _message),) = check_serious("charts/xks", "--helm", render_tools["helm"])
     assert (rule, severity) == ("not-rendered", "error")
 
 
 def test_the_chart_given_a_cloud_renders_clean(repo, render_tools):
     write_tree(repo / "charts/xks", XKS_CHART)
-    found = serious("charts/xks", "--helm", render_tools["helm"], "--set", "aws.enabled=true")
+    found = check_serious("charts/xks", "--helm", render_tools["helm"], "--set", "aws.enabled=true")
     assert not [f for f in found if f[2] == "not-rendered"]
