@@ -104,11 +104,11 @@ def _selectors_and_devices(
     obj: KubeObject, dra: DraModel | None
 ) -> Iterator[tuple[Selector, list[Device], Alternative | None, bool]]:
     """Each selector with the devices the allocator would evaluate it on, its request (None: a class's), and
-    whether it is always tried (not a
-    firstAvailable subrequest after the first, which is tried only when those before it fail): a class's selectors see
-    every device; a request's selectors only the devices its class selected. Either list is evaluated in
-    order, and a device the earlier selectors did not match is not evaluated again (isSelectable stops at the
-    first selector that does not match, k8s.io/dynamic-resource-allocation v0.37.2 allocator_stable.go)."""
+    whether it is always tried (not a firstAvailable subrequest after the first, which is tried only when those
+    before it fail): a class's selectors see every device; a request's selectors only the devices its class
+    selected. Either list is evaluated in order, and a device the earlier selectors did not match is not evaluated
+    again (isSelectable stops at the first selector that does not match, k8s.io/dynamic-resource-allocation
+    v0.37.2 allocator_stable.go)."""
     devices = dra.all_devices() if dra is not None and dra.has_devices else []
     if is_dra(obj, "DeviceClass"):
         yield from _in_order(class_selectors(obj.data), devices, dra, None, True)
