@@ -67,35 +67,131 @@ PVC_WRITE_FLAG = "kubernetes.podspec-persistent-volume-write"
 
 
 @dataclass(frozen=True)
-class VolumeRefusal:
+class FlagRefusal:
     path: tuple[str | int, ...]  # relative to the pod spec
     flag: str
-    message: str  # Knative's words
+    message: str  # Knative's words; empty for a masked field (must not set the field(s): <path>)
+    what: str  # what the pod does, for the wording of a KServe component ("mounts a persistentVolumeClaim")
 
 
-def volume_refusals(spec: Mapping[str, Any]) -> list[VolumeRefusal]:
+def _volume_refusals(spec: Mapping[str, Any]) -> Iterator[FlagRefusal]:
     """What validateVolume says of each persistentVolumeClaim volume while its flags are off, in its order."""
-    found: list[VolumeRefusal] = []
     for index, volume in enumerate(spec.get("volumes") or ()):
         claim = mapping(volume).get("persistentVolumeClaim") if isinstance(volume, dict) else None
         if not isinstance(claim, dict):
             continue
         name = str(claim.get("claimName", ""))
         path: tuple[str | int, ...] = ("volumes", index, "persistentVolumeClaim")
-        found.append(
-            VolumeRefusal(
-                path, PVC_FLAG, f"Persistent volume claim support is disabled, but found persistent volume claim {name}"
-            )
+        what = "mounts a persistentVolumeClaim"
+        yield FlagRefusal(
+            path,
+            PVC_FLAG,
+            f"Persistent volume claim support is disabled, but found persistent volume claim {name}",
+            what,
         )
         if claim.get("readOnly") is not True:
-            found.append(
-                VolumeRefusal(
-                    path,
-                    PVC_WRITE_FLAG,
-                    f"Persistent volume write support is disabled, but found persistent volume claim {name} that is "
-                    "not read-only",
-                )
+            yield FlagRefusal(
+                path,
+                PVC_WRITE_FLAG,
+                f"Persistent volume write support is disabled, but found persistent volume claim {name} that is "
+                "not read-only",
+                what,
             )
+
+
+# Environment sources behind a flag (knative/serving pkg/apis/serving/fieldmask.go EnvVarSourceMask, kept while
+# kubernetes.podspec-fieldref is not Disabled, its default; k8s_validation.go validateEnvValueFrom, for every
+# container and init container): the downward API (fieldRef, resourceFieldRef); configMapKeyRef and secretKeyRef
+# are always allowed.
+FIELD_REF_FLAG = "kubernetes.podspec-fieldref"
+FIELD_REF_SOURCES = ("fieldRef", "resourceFieldRef")
+
+
+def _env_refusals(spec: Mapping[str, Any]) -> Iterator[FlagRefusal]:
+    for group in ("containers", "initContainers"):
+        for index, container in enumerate(spec.get(group) or ()):
+            for position, env in enumerate(mapping(container).get("env") or ()):
+                source = mapping(mapping(env).get("valueFrom"))
+                for key in FIELD_REF_SOURCES:
+                    if isinstance(source.get(key), dict):
+                        what = f"reads env {mapping(env).get('name', '')} from the downward API ({key})"
+                        yield FlagRefusal((group, index, "env", position, "valueFrom", key), FIELD_REF_FLAG, "", what)
+
+
+def flag_refusals(spec: Mapping[str, Any]) -> list[FlagRefusal]:
+    """The parts of a pod spec below its top-level fields that a Knative feature flag keeps off by default."""
+    return [*_volume_refusals(spec), *_env_refusals(spec)]
+
+
+# Names, paths and ports Knative keeps for itself, refused whatever the flags (knative/serving knative-v1.23.0
+# pkg/apis/serving/k8s_validation.go: reservedEnvVars, and reservedSidecarEnvVars without PORT for a container
+# without ports among several, since knative-v0.16, serving#8438; reservedContainerNames; reservedPaths, which
+# also held /tmp, /var and /var/log until knative-v1.13, serving#14719, left out here; reservedPorts:
+# knative.dev/networking BackendHTTPPort, BackendHTTP2Port, QueueAdminPort, AutoscalingQueueMetricsPort,
+# UserQueueMetricsPort, and the profiling port). The messages are validate's, validateEnvVar's,
+# validateVolumeMounts' and validateContainerPortBasic's.
+RESERVED_ENV = ("PORT", "K_SERVICE", "K_CONFIGURATION", "K_REVISION")
+SIDECAR_ENV_ALLOWED = ("PORT",)  # Knative sets PORT on the serving container only
+RESERVED_CONTAINER_NAMES = ("queue-proxy",)
+RESERVED_PATHS = ("/", "/dev", "/dev/log")
+RESERVED_PORTS = (8012, 8013, 8022, 9090, 9091, 8008)
+
+
+@dataclass(frozen=True)
+class ReservedUse:
+    path: tuple[str | int, ...]  # relative to the pod spec
+    message: str  # Knative's words, before ": <field path>"
+    why: str  # what Knative keeps it for
+
+
+def _clean(path: str) -> str:
+    """Go's path.Clean for an absolute path: repeated and trailing slashes and . segments go."""
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    return "/" + "/".join(parts) if path.startswith("/") else path
+
+
+def reserved_uses(spec: Mapping[str, Any]) -> list[ReservedUse]:
+    """The containers' uses of a name, mount path or port Knative reserves, in the containers' order."""
+    containers = [c if isinstance(c, dict) else {} for c in spec.get("containers") or ()]
+    found: list[ReservedUse] = []
+    for index, container in enumerate(containers):
+        serving = len(containers) == 1 or bool(container.get("ports"))
+        name = container.get("name")
+        if name in RESERVED_CONTAINER_NAMES:
+            found.append(
+                ReservedUse(("containers", index, "name"), f'"{name}" is a reserved container name', "its own sidecar")
+            )
+        for position, env in enumerate(container.get("env") or ()):
+            env_name = mapping(env).get("name")
+            if env_name in RESERVED_ENV and (serving or env_name not in SIDECAR_ENV_ALLOWED):
+                why = "Knative sets it: PORT to the container's port" if env_name == "PORT" else "Knative sets it"
+                found.append(
+                    ReservedUse(
+                        ("containers", index, "env", position, "name"),
+                        f'"{env_name}" is a reserved environment variable',
+                        why,
+                    )
+                )
+        for position, mount in enumerate(container.get("volumeMounts") or ()):
+            mount_path = mapping(mount).get("mountPath")
+            if isinstance(mount_path, str) and _clean(mount_path) in RESERVED_PATHS:
+                found.append(
+                    ReservedUse(
+                        ("containers", index, "volumeMounts", position, "mountPath"),
+                        f'mountPath "{_clean(mount_path)}" is a reserved path',
+                        "the container's own filesystem",
+                    )
+                )
+        for position, port in enumerate((container.get("ports") or ())[:1]):  # the user port; validateContainerPorts
+            number = mapping(port).get("containerPort")
+            if isinstance(number, int) and not isinstance(number, bool) and number in RESERVED_PORTS:
+                found.append(
+                    ReservedUse(
+                        ("containers", index, "ports", position, "containerPort"),
+                        f"invalid value: {number} is a reserved port",
+                        "its queue-proxy sidecar, which listens there in the same pod",
+                    )
+                )
     return found
 
 

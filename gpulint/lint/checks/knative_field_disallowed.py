@@ -1,5 +1,6 @@
-"""knative-field-disallowed: Knative's webhook refuses a pod field its feature flags keep off, or
-container ports it cannot route (more than one across the containers, or none among several)."""
+"""knative-field-disallowed: Knative's webhook refuses a pod field its feature flags keep off, a name, mount
+path or port Knative reserves for itself, or container ports it cannot route (more than one across the
+containers, or none among several)."""
 
 from __future__ import annotations
 
@@ -65,18 +66,23 @@ def _refused_fields(
             yield field, flag, state
 
 
-def _refused_volumes(
+def _refused_parts(
     obj: KubeObject, site: PodSpecSite, ctx: CheckContext
-) -> Iterator[tuple[knative.VolumeRefusal, knative.FlagState]]:
-    """The persistentVolumeClaim volumes ``site`` sets that a flag keeps off, decided as _refused_fields decides."""
+) -> Iterator[tuple[knative.FlagRefusal, knative.FlagState]]:
+    """The volumes and env sources ``site`` sets that a flag keeps off, decided as _refused_fields decides."""
     values = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
     keys = None if values is not None else ctx.resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
-    for refusal in knative.volume_refusals(site.spec):
+    for refusal in knative.flag_refusals(site.spec):
         state = knative.flag_state(refusal.flag, values, keys)
         if state in (knative.FlagState.ALLOWED, knative.FlagState.SET):
             continue
         if not _enabled_by_setup(obj, site, refusal.flag, state, ctx):
             yield refusal, state
+
+
+def _refusal_words(refusal: knative.FlagRefusal, at: tuple[str | int, ...]) -> str:
+    """Knative's words for ``refusal`` at the field path ``at``."""
+    return refusal.message or f"must not set the field(s): {field_path(at)}"
 
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -126,13 +132,23 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
                     "manifests, or add it to the inventory, to turn this into a verdict",
                 ),
             )
-    for refusal, state in _refused_volumes(obj, site, ctx):
+    for use in knative.reserved_uses(site.spec):
+        path = (*site.path, *use.path)
+        yield Diagnostic(
+            RULE_ID,
+            path,
+            f"Knative's webhook rejects the {obj.kind}: validation failed: {use.message}: {field_path(path)}",
+            on_key=True,
+            notes=(f"Knative keeps it for {use.why}, whatever config-features says",),
+        )
+    for refusal, state in _refused_parts(obj, site, ctx):
         path = (*site.path, *refusal.path)
+        words = _refusal_words(refusal, path)
         if state is knative.FlagState.DISABLED:
             yield Diagnostic(
                 RULE_ID,
                 path,
-                f"Knative's webhook rejects the {obj.kind}: {refusal.message} ({refusal.flag} is disabled in "
+                f"Knative's webhook rejects the {obj.kind}: {words} ({refusal.flag} is disabled in "
                 f"{knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME})",
                 on_key=True,
                 notes=(f'set {refusal.flag}: "enabled" in the ConfigMap {knative.CONFIG_NAME} to allow it',),
@@ -141,7 +157,7 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
             yield Diagnostic(
                 RULE_ID,
                 path,
-                f"Knative's webhook rejects the {obj.kind} ({refusal.message}) unless {refusal.flag} is enabled: "
+                f"Knative's webhook rejects the {obj.kind} ({words}) unless {refusal.flag} is enabled: "
                 "it is disabled by default",
                 severity=Severity.WARNING,
                 on_key=True,
@@ -189,11 +205,33 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
             on_key=True,
             notes=tuple(notes),
         )
-    for refusal, state in _refused_volumes(obj, site, ctx):
-        disabled = state is knative.FlagState.DISABLED
+    for use in knative.reserved_uses(site.spec):
         notes = [
-            f"{maker} copies the {component}'s volumes into the Knative Service it makes for it; Knative's webhook "
-            f"refuses it there: {refusal.message}",
+            f"{maker} copies the {component}'s containers into the Knative Service it makes for it; Knative's "
+            f"webhook refuses it there: {use.message}: "
+            f"{field_path(('spec', 'template', 'spec', *use.path))}",
+            f"Knative keeps it for {use.why}, whatever config-features says",
+        ]
+        if assumed:
+            notes.append(
+                f"no {kserve.DEPLOYMENT_MODE_ANNOTATION} annotation and no linted {kserve.CONFIG_MAP}: KServe's "
+                "shipped default, Knative mode (Serverless), is assumed; Standard mode makes a Deployment instead"
+            )
+        yield Diagnostic(
+            RULE_ID,
+            (*site.path, *use.path),
+            f"the {component} uses what Knative reserves ({use.message}), which Knative refuses in the Knative "
+            f"Service {maker} makes for it, so the InferenceService never becomes ready",
+            severity=Severity.WARNING if assumed else None,
+            on_key=True,
+            notes=tuple(notes),
+        )
+    for refusal, state in _refused_parts(obj, site, ctx):
+        disabled = state is knative.FlagState.DISABLED
+        words = _refusal_words(refusal, ("spec", "template", "spec", *refusal.path))
+        notes = [
+            f"{maker} copies the {component}'s pod spec into the Knative Service it makes for it; Knative's webhook "
+            f"refuses it there: {words}",
             f'set {refusal.flag}: "enabled" in the ConfigMap {knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME} to '
             "allow it"
             if disabled
@@ -208,7 +246,7 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
         yield Diagnostic(
             RULE_ID,
             (*site.path, *refusal.path),
-            f"the {component} mounts a persistentVolumeClaim, which Knative refuses in the Knative Service {maker} "
+            f"the {component} {refusal.what}, which Knative refuses in the Knative Service {maker} "
             f"makes for it ({refusal.flag} is {'disabled' if disabled else 'disabled by default'}), so the "
             "InferenceService never becomes ready",
             severity=None if disabled and not assumed else Severity.WARNING,
