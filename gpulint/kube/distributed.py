@@ -7,7 +7,9 @@ gang-missing (whose pods only work when all of them run at once).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from gpulint.kube.fields import mapping
 from gpulint.kube.workloads import api_group
 
 
@@ -41,3 +43,13 @@ _BY_KEY = {(entry.group, entry.kind): entry for entry in DISTRIBUTED_KINDS}
 def distributed_kind(api_version: str, kind: str) -> DistributedKind | None:
     """The table's entry for this kind, None when its pods are not ranks of one program."""
     return _BY_KEY.get((api_group(api_version), kind))
+
+
+def ranks_of_one_program(api_version: str, kind: str, data: dict[str, Any]) -> bool:
+    """Whether the object's pods are ranks that all run at once: a kind of the table so marked, or an Indexed Job
+    (each pod its completion index, the shape torchrun and MPI launch lines are written for)."""
+    found = distributed_kind(api_version, kind)
+    if found is not None:
+        return found.all_at_once
+    indexed = mapping(data.get("spec")).get("completionMode") == "Indexed"
+    return (api_group(api_version), kind) == ("batch", "Job") and indexed

@@ -12,7 +12,8 @@ Sources (the parsers these tables mirror):
   and ``vllm/utils`` FlexibleArgumentParser (``--a_b`` is read as ``--a-b``); vLLM-Omni's ``--omni`` and
   ``--stage-configs-path`` (vllm_omni/entrypoints/cli/serve.py);
 - SGLang ``python/sglang/srt/server_args.py`` (``--tensor-parallel-size/--tp-size``, ...);
-- torchrun ``torch/distributed/run.py`` (``--nproc-per-node/--nproc_per_node``; every option
+- torchrun ``torch/distributed/run.py`` (``--nproc-per-node/--nproc_per_node``, ``--nnodes``,
+  ``--node-rank/--node_rank``, ``--rdzv-backend/--rdzv_backend``; every option
   may come from ``PET_<NAME>`` through ``torch.distributed.argparse_util.env``);
 - DeepSpeed ``deepspeed/launcher/runner.py`` (``--num_gpus/--num-gpus``);
 - Open MPI ``mpirun`` (``-np/-n/--np/-c``, ``--oversubscribe``, ``-H/--host/--hostfile``, ``--allow-run-as-root``).
@@ -94,6 +95,8 @@ TORCHRUN = Launcher(
     flags={
         "nproc-per-node": ("--nproc-per-node", "--nproc_per_node"),
         "nnodes": ("--nnodes",),
+        "node-rank": ("--node-rank", "--node_rank"),
+        "rdzv-backend": ("--rdzv-backend", "--rdzv_backend"),
         "master-addr": ("--master-addr", "--master_addr"),
         "rdzv-endpoint": ("--rdzv-endpoint", "--rdzv_endpoint"),
     },

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.kube import jobset_placement
-from gpulint.kube.distributed import distributed_kind
-from gpulint.kube.fields import mapping
+from gpulint.kube.distributed import ranks_of_one_program
 from gpulint.kube.gangs.members import has_gang_policy
 from gpulint.kube.resources import accelerator_noun, is_gpu
 from gpulint.kube.scheduler import pod_requests
@@ -20,14 +19,6 @@ SPEC = RuleSpec("gang-missing", Severity.WARNING)
 RULE_ID = SPEC.id
 
 
-def _distributed(obj: KubeObject) -> bool:
-    found = distributed_kind(obj.api_version, obj.kind)
-    if found is not None:
-        return found.all_at_once
-    spec = mapping(obj.data.get("spec"))
-    return (api_group(obj.api_version), obj.kind) == ("batch", "Job") and spec.get("completionMode") == "Indexed"
-
-
 def _placed_whole(obj: KubeObject, site: PodSpecSite) -> bool:
     """A JobSet pod template whose Job is placed exclusively per topology domain."""
     if obj.kind != "JobSet" or api_group(obj.api_version) != jobset_placement.GROUP:
@@ -36,7 +27,7 @@ def _placed_whole(obj: KubeObject, site: PodSpecSite) -> bool:
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    if not _distributed(obj):
+    if not ranks_of_one_program(obj.api_version, obj.kind, obj.data):
         return
     pods_by_role: dict[str, int] = {}
     resources: set[str] = set()

@@ -9,6 +9,7 @@ from typing import Any
 
 from gpulint.kube import ray_serve
 from gpulint.kube.commandline import ConfigMaps, Origin, Word
+from gpulint.kube.distributed import ranks_of_one_program
 from gpulint.kube.fields import counted, decimal, dig, integer, mapping, text
 from gpulint.kube.kserve import SELECTED_RUNTIME
 from gpulint.kube.launchers import Launch
@@ -55,6 +56,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     key = (api_group(obj.api_version), obj.kind)
     patterns = ctx.config.gpu_resources
     sites = [site for site in obj.facts.sites() if site.runs]  # a PodTemplate object starts nothing
+    torchruns: list[tuple[PodSpecSite, Path, Launch]] = []  # the torchrun launches of GPU containers
     for site in sites:
         if site.completed_by and site.completed_by != SELECTED_RUNTIME:
             continue  # the command and arguments may come from the object that completes the pod
@@ -90,6 +92,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     continue
                 if key in _GROUP_KINDS:
                     continue  # a Ray cluster spreads ranks over its pods: not modelled
+                if launch.launcher.name == "torchrun":
+                    torchruns.append((site, base, launch))
                 if launch.launcher.name == "Ray":
                     yield from _ray_start(launch, held, base, text(container.get("name")))
                     continue
@@ -98,6 +102,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     compared = _compare(demand, held, base, f"container '{text(container.get('name'))}'")
                     yield from (_assumed(d) for d in compared) if site.completed_by else compared
     yield from _operator_fields(obj, sites, patterns)
+    yield from _torchrun_rendezvous(obj, sites, torchruns, patterns)
 
 
 def _assumed(diagnostic: Diagnostic) -> Diagnostic:
@@ -843,3 +848,111 @@ def _written_number(value: object) -> int | None:
     if isinstance(value, int):
         return value if value >= 0 else None
     return decimal(value.strip()) if isinstance(value, str) else None
+
+
+# --- torchrun's rendezvous against the pods that run it -----------------------------------------------------
+# torch/distributed/run.py and torch/distributed/elastic/rendezvous (PyTorch 2.x): --nnodes N (not a MIN:MAX range)
+# is how many agents, one per pod, join the rendezvous before any rank starts, and the job waits for them;
+# the static backend (the default when --rdzv-backend is not given) takes each agent's --node-rank as given, so
+# two agents with the same rank never complete it; c10d and etcd assign ranks themselves and ignore --node-rank.
+# The pods are those of one program: a LeaderWorkerSet is one program per group, an MPIJob is mpirun's.
+_RENDEZVOUS_KINDS_LEFT_OUT = {("leaderworkerset.x-k8s.io", "LeaderWorkerSet"), ("kubeflow.org", "MPIJob")}
+STATIC_RENDEZVOUS = "static"
+
+
+def _word_text(launch: Launch, flag: str) -> str | None:
+    """The flag's value as written; None when absent or not known (a variable, a substitution)."""
+    word = launch.values.get(flag)
+    return None if word is None or word.text is None else word.text.strip()
+
+
+def _one_world(obj: KubeObject, gpu_sites: list[PodSpecSite]) -> bool:
+    """The GPU pods form one torchrun world: not an elastic PyTorchJob (its node count moves between bounds), and no
+    JobSet replicated job with several replicas (each may be a world of its own)."""
+    if (api_group(obj.api_version), obj.kind) == ("kubeflow.org", "PyTorchJob"):
+        return "elasticPolicy" not in mapping(obj.data.get("spec"))
+    if obj.kind == "JobSet":
+        for site in gpu_sites:
+            replicated = dig(obj.data, *site.path[:3])
+            if integer(mapping(replicated).get("replicas"), 1) != 1:
+                return False
+    return True
+
+
+def _torchrun_rendezvous(
+    obj: KubeObject,
+    sites: list[PodSpecSite],
+    torchruns: list[tuple[PodSpecSite, Path, Launch]],
+    patterns: tuple[str, ...],
+) -> Iterator[Diagnostic]:
+    if not torchruns or not ranks_of_one_program(obj.api_version, obj.kind, obj.data):
+        return
+    if (api_group(obj.api_version), obj.kind) in _RENDEZVOUS_KINDS_LEFT_OUT:
+        return
+    gpu_sites = [
+        site
+        for site in sites
+        if any(container_gpus(container, patterns, obj.facts) for _, container in main_containers(site.spec))
+    ]
+    launched = {site.path for site, _, _ in torchruns}
+    if any(site.pods is None or site.path not in launched for site in gpu_sites) or not _one_world(obj, gpu_sites):
+        return  # a GPU pod that runs something else, or pods the cluster decides: the world is not known
+    if any(launch.opaque for _, _, launch in torchruns):
+        return  # a word gpulint cannot read may give any flag
+    pods = sum(site.pods or 0 for site in gpu_sites)
+    written = {_word_text(launch, "nnodes") for _, _, launch in torchruns}
+    nodes = decimal(next(iter(written)) or "") if len(written) == 1 else None
+    if nodes is None:
+        return  # absent (1:1, a world per pod), a range, a variable, or values that differ
+    if nodes != pods:
+        site, base, launch = torchruns[0]
+        word = launch.values["nnodes"]
+        if nodes > pods:
+            message = (
+                f"torchrun --nnodes {nodes} waits for {nodes} nodes at its rendezvous, but the {obj.kind} makes {pods} "
+                f"pod{'s' if pods != 1 else ''} that run it: no rank starts, and the job fails when the rendezvous "
+                "times out"
+            )
+        else:
+            message = (
+                f"torchrun --nnodes {nodes} closes its rendezvous at {nodes} nodes, but the {obj.kind} makes {pods} "
+                f"pods that run it: {pods - nodes} of them are left out of the world"
+            )
+        yield Diagnostic(
+            RULE_ID,
+            (*base, *word.origin.path),
+            message,
+            notes=(f"set --nnodes {pods}, the pods the {obj.kind} makes, or make {nodes} pods",),
+            offset=word.origin.offset,
+        )
+        return
+    yield from _shared_node_rank(obj, torchruns, nodes)
+
+
+def _shared_node_rank(
+    obj: KubeObject, torchruns: list[tuple[PodSpecSite, Path, Launch]], nodes: int
+) -> Iterator[Diagnostic]:
+    """A static rendezvous whose pods give the same written --node-rank."""
+    if nodes < 2:
+        return
+    claimed: dict[int, int] = {}
+    for site, base, launch in torchruns:
+        backend = _word_text(launch, "rdzv-backend") if launch.has("rdzv-backend") else STATIC_RENDEZVOUS
+        rank = decimal(_word_text(launch, "node-rank") or "")
+        if backend != STATIC_RENDEZVOUS or rank is None or not site.pods:
+            return  # c10d assigns ranks, or a rank gpulint cannot read (each pod's own, as written to be)
+        claimed[rank] = claimed.get(rank, 0) + site.pods
+        if claimed[rank] > 1:
+            word = launch.values["node-rank"]
+            yield Diagnostic(
+                RULE_ID,
+                (*base, *word.origin.path),
+                f"{claimed[rank]} pods of the {obj.kind} run torchrun with --node-rank {rank} on a static "
+                f"rendezvous: they claim the same node rank, so the rendezvous of its {nodes} nodes never completes",
+                notes=(
+                    "give each pod its own rank (an Indexed Job's JOB_COMPLETION_INDEX, the operator's "
+                    "PET_NODE_RANK), or use --rdzv-backend=c10d, which assigns the ranks itself",
+                ),
+                offset=word.origin.offset,
+            )
+            return
