@@ -168,7 +168,7 @@ NVIDIA_DEVICE_PLUGIN = StackComponent(
 # Sources: NVIDIA/k8s-device-plugin deployments/static and its Helm chart; NVIDIA/dcgm-exporter;
 # NVIDIA/k8s-dra-driver-gpu deployments/helm (kubelet plugin DaemonSet); kubernetes-sigs/
 # node-feature-discovery (nfd-worker DaemonSet); NVIDIA/gpu-operator (nvidia-operator-validator);
-# ROCm/k8s-device-plugin (device plugin and node labeller).
+# ROCm/k8s-device-plugin (device plugin and node labeller); Project-HAMi/HAMi (its device plugin).
 STACK_COMPONENTS: tuple[StackComponent, ...] = (
     StackComponent(
         "GPU feature discovery",
@@ -177,6 +177,12 @@ STACK_COMPONENTS: tuple[StackComponent, ...] = (
         _re(r"gpu-feature-discovery"),
     ),
     NVIDIA_DEVICE_PLUGIN,
+    # HAMi's chart runs its own NVIDIA device plugin (Project-HAMi/HAMi charts/hami/templates/device-plugin/
+    # daemonsetnvidia.yaml: image projecthami/hami, command nvidia-device-plugin, beside vGPUmonitor); the same
+    # image runs its scheduler extender and webhook under other commands.
+    StackComponent(
+        "HAMi device plugin", NVIDIA, _re(r"(^|/)hami$"), _re(r"(^|\s)nvidia-device-plugin(\s|$)"), advertises=True
+    ),
     StackComponent("DCGM exporter", NVIDIA, _re(r"(^|/)dcgm-exporter$")),
     StackComponent(
         "NVIDIA DRA kubelet plugin",

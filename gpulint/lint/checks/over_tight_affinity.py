@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from gpulint.kube.fields import dig, mapping, sequence
+from gpulint.kube.gpu_stack import stack_component
 from gpulint.kube.pools.labels import GROUP_ONLY_LABELS, POOL_LABELS
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, Requirement, pod_requirements
@@ -55,6 +56,8 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
         return
     if obj.kind == "DaemonSet" and (inventory.pools or not inventory.node_labels_proven):
         return  # its pods follow the nodes that come and go (agents label them after boot), never add one
+    if obj.kind == "DaemonSet" and stack_component(site.spec) is not None:
+        return  # GPU infrastructure must reach every GPU node: daemonset-coverage says which it selects
     if site.completed_by:
         return  # the selector that applies may come from the object that completes the pod
     pod = pod_requirements(effective_pod_spec(obj.kind, site.spec), facts=obj.facts)
