@@ -164,7 +164,11 @@ def reserved_uses(spec: Mapping[str, Any]) -> list[ReservedUse]:
         for position, env in enumerate(container.get("env") or ()):
             env_name = mapping(env).get("name")
             if env_name in RESERVED_ENV and (serving or env_name not in SIDECAR_ENV_ALLOWED):
-                why = "Knative sets it: PORT to the container's port" if env_name == "PORT" else "Knative sets it"
+                why = (
+                    "what it sets itself: PORT is the serving container's port"
+                    if env_name == "PORT"
+                    else "what it sets itself: the Service, Configuration and Revision names"
+                )
                 found.append(
                     ReservedUse(
                         ("containers", index, "env", position, "name"),
