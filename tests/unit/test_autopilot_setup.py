@@ -363,6 +363,42 @@ def test_the_walk_skips_vendored_and_hidden_trees(repo):
     assert [w.where for w in words_of_tree(str(repo))] == ["infra/main.tf:1", "infra/main.tf:8"]
 
 
+def test_a_pre_commit_run_reads_again_only_the_setup_files_that_changed(repo, monkeypatch):
+    """Inside a repository the index keeps its cache for (pre-commit), each setup file's cluster words are kept
+    beside it by the index's test (size, mtime, inode): a warm run reads no unchanged file (a repository of 10,000
+    manifests was read up to 5,000 files deep on every run), a changed file says what it says now, and a cache whose
+    entries are not as gpulint writes them is dropped whole. A directory walked without the index writes none."""
+    import json
+
+    from gpulint.lint.inputs import setup_walk
+
+    service = "apiVersion: v1\nkind: Service\nmetadata: {name: vllm}\nspec: {ports: [{port: 8000}]}\n"
+    write_tree(repo, {"infra/main.tf": AUTOPILOT_TF, "docs/guide.md": "# Serve\n", "k8s/vllm.yaml": VLLM})
+    write_tree(repo, {"k8s/service.yaml": service})
+    assert len(autopilot_findings(".")) == 1
+    assert not (repo / ".gpulint_cache").exists()
+    read: list[str] = []
+    text_of = setup_walk.file_text
+    monkeypatch.setattr(setup_walk, "file_text", lambda path, *rest: read.append(path) or text_of(path, *rest))
+    first = autopilot_findings("k8s/vllm.yaml")
+    assert len(first) == 1 and "infra/main.tf:5" in first[0][3]
+    assert sorted(read) == ["docs/guide.md", "infra/main.tf", "k8s/service.yaml", "k8s/vllm.yaml"]
+    cache = repo / ".gpulint_cache" / "setup-autopilot-v1.json"
+    assert json.loads(cache.read_text())["files"]["infra/main.tf"][3] == [[5, True, "enable_autopilot = true"]]
+    read.clear()
+    assert autopilot_findings("k8s/vllm.yaml") == first
+    assert read == []
+    (repo / "infra/main.tf").write_text(STANDARD_TF, encoding="utf-8")
+    assert autopilot_findings("k8s/vllm.yaml") == []
+    assert read == ["infra/main.tf"]
+    document = json.loads(cache.read_text())
+    document["files"]["infra/main.tf"][3] = [[5, 1, "enable_autopilot = true"]]  # 1 is no mode
+    cache.write_text(json.dumps(document), encoding="utf-8")
+    read.clear()
+    assert autopilot_findings("k8s/vllm.yaml") == []
+    assert sorted(read) == ["docs/guide.md", "infra/main.tf", "k8s/service.yaml", "k8s/vllm.yaml"]
+
+
 def test_one_walk_by_the_run_whether_it_checks_alone_or_forks_its_workers(repo, monkeypatch):
     """The repository is walked once, by the run, before any worker forks (each would walk it again otherwise);
     the findings are the same with 1, 2 or 3 workers, kept or streamed."""

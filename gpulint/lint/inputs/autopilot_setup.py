@@ -26,10 +26,11 @@ import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpulint.lint.inputs.file_walk import Selection
 from gpulint.lint.inputs.repo_index import work_tree
-from gpulint.lint.inputs.setup_walk import known_contents, roots_mentioning, setup_files
+from gpulint.lint.inputs.setup_walk import Facts, known_contents, roots_mentioning, setup_facts
 from gpulint.lint.inputs.sources import Source
 
 CLUSTER_FILES = Selection(
@@ -127,12 +128,32 @@ def cluster_words(sources: Sequence[Source], exclude: Sequence[str] = ()) -> Clu
 def words_of_tree(
     root: str, exclude: Sequence[str] = (), known: Mapping[str, bytes] | None = None
 ) -> list[ClusterWord]:
-    """Every cluster word of the work tree at ``root`` (paths relative to it)."""
-    found: list[ClusterWord] = []
-    for path, text in setup_files(root, CLUSTER_FILES, exclude, known):
-        if _says_cluster(text):
-            found += words_of_file(path, text)
-    return found
+    """Every cluster word of the work tree at ``root`` (paths relative to it); what each file says kept beside the
+    repository index (setup_walk.setup_facts)."""
+    return [
+        ClusterWord(path, line, autopilot, says)
+        for path, facts in setup_facts(root, CLUSTER_FILES, _READER, exclude, known)
+        for line, autopilot, says in facts
+    ]
+
+
+def _facts(path: str, text: str) -> Facts:
+    """A file's cluster words as the cache keeps them: [line, autopilot, says] each."""
+    return [[w.line, w.autopilot, w.says] for w in words_of_file(path, text)] if _says_cluster(text) else []
+
+
+def _valid_facts(facts: list[Any]) -> bool:
+    return all(
+        isinstance(word, list)
+        and len(word) == 3
+        and type(word[0]) is int
+        and (word[1] is None or type(word[1]) is bool)
+        and isinstance(word[2], str)
+        for word in facts
+    )
+
+
+_READER = ("setup-autopilot-v1.json", _facts, _valid_facts)
 
 
 def _says_cluster(text: str) -> bool:

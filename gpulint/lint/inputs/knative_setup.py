@@ -27,10 +27,11 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpulint.lint.inputs.file_walk import Selection
 from gpulint.lint.inputs.repo_index import work_tree
-from gpulint.lint.inputs.setup_walk import known_contents, roots_mentioning, setup_files
+from gpulint.lint.inputs.setup_walk import Facts, known_contents, roots_mentioning, setup_facts
 from gpulint.lint.inputs.sources import Source
 
 SETUP_FILES = Selection(
@@ -78,8 +79,19 @@ def enabled_flags(root: str, exclude: Sequence[str] = (), known: Mapping[str, by
     """Flag -> the file (relative to ``root``) that first enables it, over the work tree at ``root``; ``known``:
     files already read (absolute path -> bytes), not read again."""
     found: dict[str, str] = {}
-    for path, text in setup_files(root, SETUP_FILES, exclude, known):
-        if _CONTEXT.search(text):
-            for match in _ENABLED.finditer(text):
-                found.setdefault(match.group(1).lower(), path)
+    for path, flags in setup_facts(root, SETUP_FILES, _READER, exclude, known):
+        for flag in flags:
+            found.setdefault(flag, path)
     return found
+
+
+def _flags(_path: str, text: str) -> Facts:
+    """The flags a file enables, in its order (kept beside the repository index: setup_walk.setup_facts)."""
+    return [match.group(1).lower() for match in _ENABLED.finditer(text)] if _CONTEXT.search(text) else []
+
+
+def _valid_flags(flags: list[Any]) -> bool:
+    return all(isinstance(flag, str) for flag in flags)
+
+
+_READER = ("setup-knative-v1.json", _flags, _valid_flags)

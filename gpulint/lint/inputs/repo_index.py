@@ -228,15 +228,29 @@ def _cache_dir(root: str) -> str:
 
 def _load_cache(root: str) -> dict[str, dict[str, Any]]:
     """The cached entries, or {} when there is no cache or anything in it is not as written."""
-    path = os.path.join(_cache_dir(root), CACHE_FILE)
+    document = read_cache(root, CACHE_FILE)
+    return {} if document is None else _validated(document, root)
+
+
+def read_cache(root: str, name: str, limit: int = MAX_CACHE_BYTES) -> Any:
+    """The JSON document of the cache file ``name`` of the work tree at ``root`` (None: no cache directory, no such
+    file, or not JSON). Data from disk: the caller validates it."""
+    path = os.path.join(_cache_dir(root), name)
     try:
         if not stat.S_ISDIR(os.lstat(_cache_dir(root)).st_mode):
-            return {}
-        raw = read_file(path, display=path, limit=MAX_CACHE_BYTES, walked=True, follow=False).content
-        document = json.loads(raw)
+            return None
+        raw = read_file(path, display=path, limit=limit, walked=True, follow=False).content
+        return json.loads(raw)
     except (OSError, SourceError, SkippedEntry, ValueError, RecursionError):
-        return {}
-    return _validated(document, root)
+        return None
+
+
+def has_cache(root: str) -> bool:
+    """The work tree holds gpulint's cache directory (the repository index made it: pre-commit runs there)."""
+    try:
+        return stat.S_ISDIR(os.lstat(_cache_dir(root)).st_mode)
+    except OSError:
+        return False
 
 
 def _validated(document: Any, root: str) -> dict[str, dict[str, Any]]:
@@ -295,6 +309,11 @@ def _valid_outline(outline: Any) -> bool:
 
 
 def _save_cache(root: str, files: dict[str, dict[str, Any]]) -> None:
+    document = {"format": CACHE_FORMAT, "gpulint": __version__, "root": root, "files": files}
+    write_cache(root, CACHE_FILE, document)
+
+
+def write_cache(root: str, name: str, document: Any, limit: int = MAX_CACHE_BYTES) -> None:
     """Written whole through a new file (a reader never sees half of it); a cache that cannot be
     written is no error: the next run parses again."""
     directory = _cache_dir(root)
@@ -307,10 +326,9 @@ def _save_cache(root: str, files: dict[str, dict[str, Any]]) -> None:
             pass
         if not stat.S_ISDIR(os.lstat(directory).st_mode):  # a symbolic link or a file: never written through
             return
-        document = {"format": CACHE_FORMAT, "gpulint": __version__, "root": root, "files": files}
         data = json.dumps(document, separators=(",", ":"), default=str).encode()
-        if len(data) > MAX_CACHE_BYTES:
+        if len(data) > limit:
             return
-        replace_file(os.path.join(directory, CACHE_FILE), data)
+        replace_file(os.path.join(directory, name), data)
     except (OSError, ValueError, TypeError, RecursionError):
         return

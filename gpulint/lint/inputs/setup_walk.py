@@ -1,17 +1,22 @@
-"""What the readers of a repository's own setup share (knative_setup, autopilot_setup): the work tree a source
-comes from, a file's text read once and bounded, and whether a source may hold what a reader looks for."""
+"""What the readers of a repository's own setup share (knative_setup, autopilot_setup, terraform_clusters): the work
+tree a source comes from, a file's text read once and bounded, whether a source may hold what a reader looks for, and
+what a reader took from each file kept beside the repository index (setup_facts)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
+from gpulint import __version__
 from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
-from gpulint.lint.inputs.repo_index import shown_root, work_tree
+from gpulint.lint.inputs.repo_index import has_cache, read_cache, shown_root, work_tree, write_cache
 from gpulint.lint.inputs.sources import Source, SourceError
 
 MAX_FILES = 5_000
 MAX_BYTES = 1024 * 1024
+MAX_FACTS_BYTES = 16 * 1024 * 1024  # a reader's cache file: 5,000 files' facts, each a few words
+Facts = list[Any]  # what a reader takes from one file, as JSON holds it
 
 
 def root_of(source: Source) -> str | None:
@@ -60,6 +65,76 @@ def setup_files(
     """Each file of the work tree at ``root`` that ``select`` takes, walked as ``gpulint check DIR`` walks: its
     path relative to ``root`` and its text (``known``: files already read, absolute path -> bytes). At most
     MAX_FILES files, no link followed; a folder that cannot be read ends the walk (what came before it stands)."""
+    for path, relative, absolute in _walked(root, select, exclude):
+        yield relative, file_text(path, known or {}, absolute)
+
+
+def setup_facts(
+    root: str,
+    select: Selection,
+    reader: tuple[str, Callable[[str, str], Facts], Callable[[Any], bool]],
+    exclude: Sequence[str] = (),
+    known: Mapping[str, bytes] | None = None,
+) -> list[tuple[str, Facts]]:
+    """Each file setup_files yields, with what the ``reader`` takes from it: (its cache file's name, the facts of a
+    file's path relative to ``root`` and text, whether cached facts are as it writes them).
+
+    In a work tree that holds gpulint's cache directory (the repository index made it: pre-commit runs there), each
+    file's facts are kept there by the index's test, its size, mtime and inode: a file whose three agree is not read
+    again (a warm pre-commit run read up to MAX_FILES files for the words of a few). The cache is data from disk:
+    bounded, read as JSON, validated entry by entry and dropped whole when anything is off."""
+    name, facts_of, valid = reader
+    cached = _cached_facts(root, name, valid) if has_cache(root) else None
+    found: list[tuple[str, Facts]] = []
+    fresh: dict[str, list[Any]] = {}
+    for path, relative, absolute in _walked(root, select, exclude):
+        signature = _signature(path)
+        entry = cached.get(relative) if cached is not None and signature is not None else None
+        if entry is not None and entry[:3] == signature:
+            facts = entry[3]
+        else:
+            facts = facts_of(relative, file_text(path, known or {}, absolute))
+        found.append((relative, facts))
+        if signature is not None:
+            fresh[relative] = [*signature, facts]
+    if cached is not None and fresh != cached:
+        document = {"gpulint": __version__, "root": root, "files": fresh}
+        write_cache(root, name, document, MAX_FACTS_BYTES)
+    return found
+
+
+def _signature(path: str) -> list[int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns, info.st_ino]
+
+
+def _cached_facts(root: str, name: str, valid: Callable[[Any], bool]) -> dict[str, list[Any]]:
+    """The reader's cached entries (relative path -> size, mtime, inode, facts), or {} when anything is off."""
+    document = read_cache(root, name, MAX_FACTS_BYTES)
+    if not isinstance(document, dict) or document.get("gpulint") != __version__ or document.get("root") != root:
+        return {}
+    files = document.get("files")
+    if not isinstance(files, dict):
+        return {}
+    for key, entry in files.items():
+        if not (
+            isinstance(key, str)
+            and isinstance(entry, list)
+            and len(entry) == 4
+            and all(type(n) is int and n >= 0 for n in entry[:3])
+            and isinstance(entry[3], list)
+            and valid(entry[3])
+        ):
+            return {}
+    return files
+
+
+def _walked(root: str, select: Selection, exclude: Sequence[str]) -> Iterator[tuple[str, str, str | None]]:
+    """Each file setup_files yields: its walked path, its path relative to ``root``, and its absolute path (None:
+    not known cheaper than os.path.abspath)."""
     shown = shown_root(root)
     walk = Walk(shown, tuple(exclude), [], select=select)  # its notes are the manifest walk's to give
     # The walk's paths are normalized and under ``shown``: a prefix cut, not os.path.relpath and abspath per file
@@ -72,9 +147,8 @@ def setup_files(
                 return  # in-tree links come last: none is followed
             path = candidate.path
             if not path.startswith(inside) or path.startswith(os.pardir):
-                yield os.path.relpath(path, shown), file_text(path, known or {})
+                yield path, os.path.relpath(path, shown), None
                 continue
-            absolute = path if os.path.isabs(path) else here + path
-            yield path[len(inside) :], file_text(path, known or {}, absolute)
+            yield path, path[len(inside) :], path if os.path.isabs(path) else here + path
     except SourceError:
         return

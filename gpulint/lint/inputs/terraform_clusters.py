@@ -25,10 +25,11 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gpulint.lint.inputs import hcl
 from gpulint.lint.inputs.file_walk import Selection
-from gpulint.lint.inputs.setup_walk import known_contents, root_of, setup_files
+from gpulint.lint.inputs.setup_walk import Facts, known_contents, root_of, setup_facts
 from gpulint.lint.inputs.sources import Source
 from gpulint.lint.paths import is_within
 
@@ -135,20 +136,35 @@ def roots_of_tree(
 ) -> list[ClusterRoot]:
     clusters: dict[str, str] = {}  # folder -> where
     pools: dict[str, str] = {}
-    for relative, text in setup_files(tree, CLUSTER_FILES, exclude, known):
-        folder = os.path.realpath(os.path.join(tree, os.path.dirname(relative)))
-        if relative.endswith(".tf"):
-            made, pooled = _terraform(relative, text)
-        elif _EKSCTL.search(text) and _EKSCTL_KIND.search(text):
-            made = f"{relative}:{_line(text, _EKSCTL_KIND)}"
-            pooled = f"{relative}:{_line(text, _EKSCTL_POOLS)}" if _EKSCTL_POOLS.search(text) else ""
-        else:
+    for relative, facts in setup_facts(tree, CLUSTER_FILES, _READER, exclude, known):
+        if not facts:
             continue
+        folder = os.path.realpath(os.path.join(tree, os.path.dirname(relative)))
+        made, pooled = facts
         if made:
             clusters.setdefault(folder, made)
         if pooled:
             pools.setdefault(folder, pooled)
     return [ClusterRoot(folder, where, pools.get(folder, "")) for folder, where in clusters.items()]
+
+
+def _facts(relative: str, text: str) -> Facts:
+    """Where the file creates a cluster and where node groups, as the cache keeps them ([]: neither)."""
+    if relative.endswith(".tf"):
+        made, pooled = _terraform(relative, text)
+    elif _EKSCTL.search(text) and _EKSCTL_KIND.search(text):
+        made = f"{relative}:{_line(text, _EKSCTL_KIND)}"
+        pooled = f"{relative}:{_line(text, _EKSCTL_POOLS)}" if _EKSCTL_POOLS.search(text) else ""
+    else:
+        return []
+    return [made, pooled] if made or pooled else []
+
+
+def _valid_facts(facts: list[Any]) -> bool:
+    return not facts or (len(facts) == 2 and all(isinstance(fact, str) for fact in facts))
+
+
+_READER = ("setup-clusters-v1.json", _facts, _valid_facts)
 
 
 def _line(text: str, pattern: re.Pattern[str]) -> int:
