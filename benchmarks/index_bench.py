@@ -95,12 +95,22 @@ def pre_commit(trees: dict[str, Path], work: Path, documents: int, runs: int) ->
             print(f"| {case}, {state} | {' | '.join(cells)} | {cpu:.2f}x CPU, {peak:.2f}x peak |")
     sizes = []
     for commit, repo in repos.items():
-        cache = next((repo / ".gpulint_cache").glob("*.json"))
-        files = json.loads(cache.read_text())["files"]
-        written = [entry.get("outlines") or [] for entry in files.values()]  # a list, or its JSON text
-        outlines = sum(len(json.loads(o) if isinstance(o, str) else o) for o in written)
+        cache = next((repo / ".gpulint_cache").glob("repo-index-*.json"))
+        table, _, after = cache.read_bytes().partition(b"\n")  # since format 7: the outlines after the table's line
+        files = json.loads(table)["files"]
+        written = [entry.get("outlines") or [] for entry in files.values()]  # a list, its JSON text, or its span
+        outlines = sum(len(_outlines(o, after)) for o in written)
         sizes.append(f"{commit}: {cache.stat().st_size / 2**20:.1f} MiB, {outlines:,} outlines")
     print(f"\ncache on disk: {'; '.join(sizes)}")
+
+
+def _outlines(written: object, after: bytes) -> list[object]:
+    """A file's outlines as any format of the cache keeps them."""
+    if isinstance(written, str):
+        return list(json.loads(written)) if written else []
+    if isinstance(written, list) and len(written) == 2 and all(isinstance(n, int) for n in written):
+        return list(json.loads(after[written[0] : written[1]])) if written[1] > written[0] else []
+    return list(written) if isinstance(written, list) else []
 
 
 def streamed(trees: dict[str, Path], work: Path, documents: int, runs: int) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, run_cli
+from support.index_cache import outlines_text, read_index, write_index
 from support.inventories import TWO_CPU_ONE_GPU
 
 import gpulint.lint.run
@@ -184,14 +185,15 @@ def test_a_cache_written_by_the_previous_format_is_dropped(tmp_path):
     one_file = (str(tree / "trainer.yaml"), "--inventory", str(tmp_path / "nodes.yaml"))
     cold = affinity_findings(*one_file)
     cache = tree / CACHE_DIR / CACHE_FILE
-    written = json.loads(cache.read_text())
-    assert written["format"] == CACHE_FORMAT == 6 and json.loads(written["files"]["helper.yaml"]["outlines"])
-    # as format 5 wrote it: the same stat and objects, no outlines
-    previous = {**written, "format": 5, "files": {key: {k: v for k, v in entry.items() if k != "outlines"}
-                                                  for key, entry in written["files"].items()}}  # fmt: skip
-    cache.write_text(json.dumps(previous))
+    written, after = read_index(cache)
+    assert written["format"] == CACHE_FORMAT == 7 and json.loads(outlines_text(cache, "helper.yaml"))
+    # as format 6 wrote it: the same stat and objects, the outlines' text within the table, on one line
+    files = {
+        key: {**entry, "outlines": after[slice(*entry["outlines"])].decode()} for key, entry in written["files"].items()
+    }
+    cache.write_text(json.dumps({**written, "format": 6, "files": files}))
     assert affinity_findings(*one_file) == cold and [m.split("\n")[0] for *_, m in cold] == expected
-    assert json.loads(cache.read_text())["format"] == CACHE_FORMAT  # rewritten in this format
+    assert read_index(cache)[0]["format"] == CACHE_FORMAT  # rewritten in this format
 
 
 @pytest.mark.parametrize("written", ["not json", '[{"name": 1, "kind": "Pod"}]', '{"name": "x"}', "[" * 100_000])
@@ -206,12 +208,12 @@ def test_outlines_not_as_written_send_their_file_to_the_index_again(tmp_path, wr
     one_file = (str(tree / "trainer.yaml"), "--inventory", str(tmp_path / "nodes.yaml"))
     cold = affinity_findings(*one_file)
     cache = tree / CACHE_DIR / CACHE_FILE
-    document = json.loads(cache.read_text())
-    good = document["files"]["helper.yaml"]["outlines"]
-    document["files"]["helper.yaml"]["outlines"] = written
-    cache.write_text(json.dumps(document))
+    document, after = read_index(cache)
+    good = outlines_text(cache, "helper.yaml")
+    document["files"]["helper.yaml"]["outlines"] = [len(after), len(after) + len(written.encode())]
+    write_index(cache, document, after + written.encode())
     assert affinity_findings(*one_file) == cold and [m.split("\n")[0] for *_, m in cold] == expected
-    assert json.loads(cache.read_text())["files"]["helper.yaml"]["outlines"] == good
+    assert outlines_text(cache, "helper.yaml") == good
 
 
 @pytest.mark.slow

@@ -1,7 +1,6 @@
 """Files linted alone (pre-commit, `gpulint check changed.yaml`): references into the rest of the
 repository resolve through its index; its cache is fast, and safe when hostile."""
 
-import json
 import os
 import shutil
 import subprocess
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA, REPO, run_cli
+from support.index_cache import read_index, write_index
 
 from gpulint.lint.config import Config
 from gpulint.lint.inputs.collect import collect
@@ -177,7 +177,7 @@ def test_the_cache_keys_a_file_by_its_path_in_the_work_tree_wherever_the_run_sta
         monkeypatch.chdir(cwd)
         shutil.rmtree(repo / CACHE_DIR, ignore_errors=True)
         _context(repo)
-        keys.append(sorted(json.loads((repo / CACHE_DIR / CACHE_FILE).read_text())["files"]))
+        keys.append(sorted(read_index(repo / CACHE_DIR / CACHE_FILE)[0]["files"]))
         assert _context(repo).parsed == 0  # the keys written are the keys looked up
     real = os.path.realpath(repo)
     expected = sorted(
@@ -211,7 +211,7 @@ def test_a_hostile_or_broken_cache_is_ignored_and_rewritten(tmp_path, cache):
     (repo / CACHE_DIR / CACHE_FILE).write_bytes(cache.replace(b"ROOT", os.path.realpath(repo).encode()))
     context = _context(repo)
     assert context.parsed == 3 and len(context.objects) == 3
-    written = json.loads((repo / CACHE_DIR / CACHE_FILE).read_text())
+    written, _ = read_index(repo / CACHE_DIR / CACHE_FILE)
     assert written["format"] == CACHE_FORMAT and set(written["files"]) == {
         "gang/podgroup.yaml",
         "gang/pod-0.yaml",
@@ -231,12 +231,27 @@ def test_a_cache_that_claims_objects_for_files_it_does_not_match_is_not_believed
             "gang/podgroup.yaml": {
                 "stat": [1, 1, 1],
                 "objects": [{"ref": ["scheduling.x-k8s.io/v1alpha1", "PodGroup", "ml", "planted"], "data": {}}],
+                "outlines": [0, 0],
             }
         },
     }
     (repo / CACHE_DIR).mkdir()
-    (repo / CACHE_DIR / CACHE_FILE).write_text(json.dumps(planted))
+    write_index(repo / CACHE_DIR / CACHE_FILE, planted)
     assert "planted" not in {o.ref.name for o in _context(repo).objects}
+
+
+@pytest.mark.parametrize("span", [[0, 10**9], [5, 2], [-1, 0], ["0", 1], [0], "[0, 1]"])
+def test_an_outlines_span_off_the_bytes_after_the_table_drops_the_cache(tmp_path, span):
+    """Each file's outlines are a span of the bytes after the cache's table: one that is not a span of them drops
+    the cache whole, as any other field not as written does (every file is parsed again)."""
+    repo = make_repo(tmp_path / "repo")
+    _context(repo)
+    cache = repo / CACHE_DIR / CACHE_FILE
+    assert _context(repo).parsed == 0
+    document, written = read_index(cache)
+    document["files"]["gang/pod-0.yaml"]["outlines"] = span
+    write_index(cache, document, written)
+    assert _context(repo).parsed == 3
 
 
 def test_a_cache_directory_that_is_a_link_is_neither_read_nor_written_through(tmp_path):

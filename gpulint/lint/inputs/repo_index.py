@@ -13,9 +13,11 @@ index and the configured ``exclude`` are honoured; no program is run. Parsed obj
 by file stat under ``<repository>/.gpulint_cache/`` (ignored by git through its own .gitignore),
 so a second run parses only what changed. The cache is data from disk, never trusted: it is
 size-bounded, read as JSON (never unpickled), validated field by field, and dropped whole when
-anything in it is off (a file's outlines, kept as JSON text and read only by a run that carries them,
-are validated when read: that file is indexed again when they are off); it is never followed through a
-symbolic link nor written outside the repository.
+anything in it is off (a file's outlines, kept as JSON text after the table and read only by a run that carries
+them, are validated when read: that file is indexed again when they are off); it is never followed through a
+symbolic link nor written outside the repository. The cache file is one line of JSON, the table (each file's
+stat, objects, and its outlines' span of what follows), then the outlines' JSON texts back to back: a warm run
+without podAffinity decodes the table alone (the outlines were 63% of a 37 MB cache, docs/performance.md).
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ from gpulint.lint.inputs.yaml_budget import over_budget
 CACHE_DIR = ".gpulint_cache"
 CACHE_FILE = "repo-index-v1.json"
 CACHE_FORMAT = (
-    6  # 2: the cross-file table of gpulint/lint/world/cross_file.py (more kinds than 1 kept); 3: NADs; 4: Secrets;
-    # 5: Secrets kept as their outline (keys, no values); 6: the pod templates of the others' objects as outlines
+    7  # 2: the cross-file table of gpulint/lint/world/cross_file.py (more kinds than 1 kept); 3: NADs; 4: Secrets;
+    # 5: Secrets kept as their outline (keys, no values); 6: the pod templates of the others' objects as outlines;
+    # 7: the outlines after the table's line, each file's as a span of those bytes (a run without them decodes none)
 )
 MAX_INDEXED_FILES = 20_000  # beyond: the index is partial, and absence proves nothing
 MAX_CACHE_BYTES = 64 * 1024 * 1024
@@ -119,7 +122,7 @@ def build_context(
     linted_files = {_identity(source.fs_path) for source in linted if source.fs_path is not None}
     # a chart or overlay rendered in place of a file named alone: its own files are linted through the render
     rendered = tuple(os.path.abspath(s.rendered.directory) + os.sep for s in linted if s.rendered is not None)
-    cache = _load_cache(root) if use_cache else {}
+    cache, written = _load_cache(root) if use_cache else ({}, b"")
     fresh: dict[str, dict[str, Any]] = {}
     shown = shown_root(root)
     walk = Walk(shown, tuple(exclude), context.notes)
@@ -145,7 +148,8 @@ def build_context(
         entry = cache.get(key)
         outlines = None
         if entry is not None and tuple(entry["stat"]) == signature:
-            outlines = _outlines(entry["outlines"]) if pods else []
+            start, end = entry["outlines"]
+            outlines = _outlines(written[start:end]) if pods else []
         if entry is None or outlines is None:  # not cached, changed, or its outlines not as written
             try:
                 objects, outlines = _index_file(path, keep, outline, limit)
@@ -160,7 +164,7 @@ def build_context(
         if pods and outlines:
             context.objects.append(outline_object(outlines, path, key))
     if use_cache and (context.parsed or set(fresh) != set(cache)):
-        _save_cache(root, fresh)
+        _save_cache(root, fresh, written)
     return context
 
 
@@ -226,22 +230,39 @@ def _cache_dir(root: str) -> str:
     return os.path.join(root, CACHE_DIR)
 
 
-def _load_cache(root: str) -> dict[str, dict[str, Any]]:
-    """The cached entries, or {} when there is no cache or anything in it is not as written."""
-    document = read_cache(root, CACHE_FILE)
-    return {} if document is None else _validated(document, root)
+def _load_cache(root: str) -> tuple[dict[str, dict[str, Any]], bytes]:
+    """The cached entries and the outlines' bytes their spans point into, or ({}, b"") when there is no cache or
+    anything in its table is not as written."""
+    raw = read_cache_bytes(root, CACHE_FILE)
+    if raw is None:
+        return {}, b""
+    table, _, written = raw.partition(b"\n")
+    try:
+        document = json.loads(table)
+    except (ValueError, RecursionError):
+        return {}, b""
+    files = _validated(document, root, len(written))
+    return files, written if files else b""
 
 
 def read_cache(root: str, name: str, limit: int = MAX_CACHE_BYTES) -> Any:
     """The JSON document of the cache file ``name`` of the work tree at ``root`` (None: no cache directory, no such
     file, or not JSON). Data from disk: the caller validates it."""
+    raw = read_cache_bytes(root, name, limit)
+    try:
+        return None if raw is None else json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+
+
+def read_cache_bytes(root: str, name: str, limit: int = MAX_CACHE_BYTES) -> bytes | None:
+    """The bytes of the cache file ``name`` (None: no cache directory, no such file, or over ``limit``)."""
     path = os.path.join(_cache_dir(root), name)
     try:
         if not stat.S_ISDIR(os.lstat(_cache_dir(root)).st_mode):
             return None
-        raw = read_file(path, display=path, limit=limit, walked=True, follow=False).content
-        return json.loads(raw)
-    except (OSError, SourceError, SkippedEntry, ValueError, RecursionError):
+        return read_file(path, display=path, limit=limit, walked=True, follow=False).content
+    except (OSError, SourceError, SkippedEntry):
         return None
 
 
@@ -253,7 +274,7 @@ def has_cache(root: str) -> bool:
         return False
 
 
-def _validated(document: Any, root: str) -> dict[str, dict[str, Any]]:
+def _validated(document: Any, root: str, written: int) -> dict[str, dict[str, Any]]:
     if not isinstance(document, dict) or document.get("format") != CACHE_FORMAT:
         return {}
     if document.get("gpulint") != __version__ or document.get("root") != root:
@@ -262,12 +283,12 @@ def _validated(document: Any, root: str) -> dict[str, dict[str, Any]]:
     if not isinstance(files, dict):
         return {}
     for key, entry in files.items():
-        if not _valid_entry(key, entry):
+        if not _valid_entry(key, entry, written):
             return {}
     return files
 
 
-def _valid_entry(key: Any, entry: Any) -> bool:
+def _valid_entry(key: Any, entry: Any, written: int) -> bool:
     if not isinstance(key, str) or not isinstance(entry, dict):
         return False
     signature = entry.get("stat")
@@ -282,16 +303,22 @@ def _valid_entry(key: Any, entry: Any) -> bool:
         ref = item.get("ref")
         if not (isinstance(ref, list) and len(ref) == 4 and all(isinstance(part, str) for part in ref)):
             return False
-    return isinstance(entry.get("outlines"), str)
+    span = entry.get("outlines")  # where the file's outlines' JSON text lies in the ``written`` bytes after the table
+    return (
+        isinstance(span, list)
+        and len(span) == 2
+        and all(type(n) is int for n in span)
+        and 0 <= span[0] <= span[1] <= written
+    )
 
 
-def _outlines_text(outlines: list[dict[str, Any]]) -> str:
-    """A file's outlines as the cache holds them: JSON text within the cache's, decoded only by a run that carries
-    them (most do not: no linted file names podAffinity), so the others read a string, not the objects."""
-    return json.dumps(outlines, separators=(",", ":"), default=str) if outlines else ""
+def _outlines_text(outlines: list[dict[str, Any]]) -> bytes:
+    """A file's outlines as the cache holds them: JSON text after the table, decoded only by a run that carries
+    them (most do not: no linted file names podAffinity)."""
+    return json.dumps(outlines, separators=(",", ":"), default=str).encode() if outlines else b""
 
 
-def _outlines(written: str) -> list[dict[str, Any]] | None:
+def _outlines(written: bytes) -> list[dict[str, Any]] | None:
     """The outlines of a cached file's text, or None when they are not as written (the file is indexed again)."""
     try:
         outlines = json.loads(written) if written else []
@@ -308,14 +335,39 @@ def _valid_outline(outline: Any) -> bool:
     return all(isinstance(value, _OUTLINE_FIELDS.get(key, ())) for key, value in outline.items())
 
 
-def _save_cache(root: str, files: dict[str, dict[str, Any]]) -> None:
-    document = {"format": CACHE_FORMAT, "gpulint": __version__, "root": root, "files": files}
-    write_cache(root, CACHE_FILE, document)
+def _save_cache(root: str, files: dict[str, dict[str, Any]], written: bytes) -> None:
+    """``files``' entries hold their outlines' text (indexed this run) or its span of ``written`` (the cache read)."""
+    table: dict[str, dict[str, Any]] = {}
+    texts: list[bytes] = []
+    at = 0
+    for key, entry in files.items():
+        outlines = entry["outlines"]
+        text = outlines if isinstance(outlines, bytes) else written[outlines[0] : outlines[1]]
+        texts.append(text)
+        table[key] = {"stat": entry["stat"], "objects": entry["objects"], "outlines": [at, at + len(text)]}
+        at += len(text)
+    document = {"format": CACHE_FORMAT, "gpulint": __version__, "root": root, "files": table}
+    try:
+        head = json.dumps(document, separators=(",", ":"), default=str).encode()  # ASCII: no line break in it
+    except (ValueError, TypeError, RecursionError):
+        return
+    write_cache_bytes(root, CACHE_FILE, [head, b"\n", *texts], len(head) + 1 + at)
 
 
 def write_cache(root: str, name: str, document: Any, limit: int = MAX_CACHE_BYTES) -> None:
+    """The JSON ``document`` as the cache file ``name`` (write_cache_bytes)."""
+    try:
+        data = json.dumps(document, separators=(",", ":"), default=str).encode()
+    except (ValueError, TypeError, RecursionError):
+        return
+    write_cache_bytes(root, name, [data], len(data), limit)
+
+
+def write_cache_bytes(root: str, name: str, blocks: list[bytes], size: int, limit: int = MAX_CACHE_BYTES) -> None:
     """Written whole through a new file (a reader never sees half of it); a cache that cannot be
     written is no error: the next run parses again."""
+    if size > limit:
+        return
     directory = _cache_dir(root)
     try:
         try:
@@ -326,9 +378,6 @@ def write_cache(root: str, name: str, document: Any, limit: int = MAX_CACHE_BYTE
             pass
         if not stat.S_ISDIR(os.lstat(directory).st_mode):  # a symbolic link or a file: never written through
             return
-        data = json.dumps(document, separators=(",", ":"), default=str).encode()
-        if len(data) > limit:
-            return
-        replace_file(os.path.join(directory, name), data)
-    except (OSError, ValueError, TypeError, RecursionError):
+        replace_file(os.path.join(directory, name), blocks)
+    except OSError:
         return
