@@ -15,7 +15,7 @@ create`` or ``node-pools create``, a ``ContainerNodePool``. A mode written as a 
 A repository is not one cluster: a file deploys to the clusters whose words lie nearest to it (the deepest
 folder they share with it); it is on Autopilot only when every one of them is (``ClusterWords.autopilot``).
 
-Walked as knative_setup walks (setup_walk.setup_files: file_walk.Walk, .gitignore and ``exclude`` honoured, at
+Walked as knative_setup walks (setup_walk.setup_facts: file_walk.Walk, .gitignore and ``exclude`` honoured, at
 most MAX_FILES files, the first MAX_BYTES of each, no link followed), over the work tree of each source that may
 hold a GPU pod, once per run on the first read.
 """

@@ -59,16 +59,6 @@ def file_text(path: str, known: Mapping[str, bytes], absolute: str | None = None
     return content[:MAX_BYTES].decode("utf-8", errors="replace")
 
 
-def setup_files(
-    root: str, select: Selection, exclude: Sequence[str] = (), known: Mapping[str, bytes] | None = None
-) -> Iterator[tuple[str, str]]:
-    """Each file of the work tree at ``root`` that ``select`` takes, walked as ``gpulint check DIR`` walks: its
-    path relative to ``root`` and its text (``known``: files already read, absolute path -> bytes). At most
-    MAX_FILES files, no link followed; a folder that cannot be read ends the walk (what came before it stands)."""
-    for path, relative, absolute in _walked(root, select, exclude):
-        yield relative, file_text(path, known or {}, absolute)
-
-
 def setup_facts(
     root: str,
     select: Selection,
@@ -76,8 +66,11 @@ def setup_facts(
     exclude: Sequence[str] = (),
     known: Mapping[str, bytes] | None = None,
 ) -> list[tuple[str, Facts]]:
-    """Each file setup_files yields, with what the ``reader`` takes from it: (its cache file's name, the facts of a
-    file's path relative to ``root`` and text, whether cached facts are as it writes them).
+    """Each file of the work tree at ``root`` that ``select`` takes, walked as ``gpulint check DIR`` walks (at most
+    MAX_FILES files, no link followed; a folder that cannot be read ends the walk, what came before it stands): its
+    path relative to ``root`` and what the ``reader`` takes from it: (its cache file's name, the facts of a file's
+    path and text, whether cached facts are as it writes them). ``known``: files already read (absolute path ->
+    bytes), not read again.
 
     In a work tree that holds gpulint's cache directory (the repository index made it: pre-commit runs there), each
     file's facts are kept there by the index's test, its size, mtime and inode: a file whose three agree is not read
@@ -133,7 +126,7 @@ def _cached_facts(root: str, name: str, valid: Callable[[Any], bool]) -> dict[st
 
 
 def _walked(root: str, select: Selection, exclude: Sequence[str]) -> Iterator[tuple[str, str, str | None]]:
-    """Each file setup_files yields: its walked path, its path relative to ``root``, and its absolute path (None:
+    """Each file setup_facts reads: its walked path, its path relative to ``root``, and its absolute path (None:
     not known cheaper than os.path.abspath)."""
     shown = shown_root(root)
     walk = Walk(shown, tuple(exclude), [], select=select)  # its notes are the manifest walk's to give
