@@ -33,9 +33,12 @@ _FILES = Selection(suffixes=(".yaml", ".yml"), skipped=frozenset({"node_modules"
 _VARIABLE = re.compile(r"\$\{[^}/\n]*\}")
 
 
-def built_by_flux(overlay: str, repository: str) -> str:
+def built_by_flux(overlay: str, repository: str, *, with_components: bool = False) -> str:
     """``FILE:LINE`` (relative to ``repository``) of the first Flux Kustomization whose ``spec.path`` is the
-    overlay's folder or a folder above it; "" when none is."""
+    overlay's folder or a folder above it; "" when none is. ``with_components``: one whose ``spec.path`` is the
+    overlay's folder itself and that lists ``spec.components``, which kustomize-controller appends to that folder's
+    kustomization before it builds (fluxcd/pkg kustomize v1.39.0, kustomize_generator.go: ``kus.Components =
+    append(kus.Components, components...)``): the overlay alone is not what Flux builds."""
     overlay, top = os.path.realpath(overlay), os.path.realpath(repository)
     if not is_within(overlay, top) or overlay == top:
         return ""
@@ -56,24 +59,28 @@ def built_by_flux(overlay: str, repository: str) -> str:
                     continue
                 if not str(data.get("apiVersion") or "").startswith(_GROUP + "/"):
                     continue
-                if _covers(dig(data, "spec", "path"), relative):
-                    line = document.locate(("spec", "path"))[0]
+                if with_components and not (
+                    isinstance(dig(data, "spec", "components"), list) and dig(data, "spec", "components")
+                ):
+                    continue
+                if _covers(dig(data, "spec", "path"), relative, exact=with_components):
+                    line = document.locate(("spec", "components" if with_components else "path"))[0]
                     return f"{os.path.relpath(candidate.path, top)}:{line}"
     except SourceError:
         return ""
     return ""
 
 
-def _covers(path: object, overlay: str) -> bool:
+def _covers(path: object, overlay: str, *, exact: bool = False) -> bool:
     """Whether a Flux ``spec.path`` (``./kubernetes/apps/main``, ``kubernetes/apps/${CLUSTER}``) is the overlay's
-    folder (relative to the root, '/'-separated) or a folder above it."""
+    folder (relative to the root, '/'-separated) or, unless ``exact``, a folder above it."""
     if not isinstance(path, str):
         return False
     parts = [part for part in path.strip().split("/") if part not in ("", ".")]
     if not parts or ".." in parts or not any(_VARIABLE.sub("", part) for part in parts):
         return False
     pattern = "/".join(_part_pattern(part) for part in parts)
-    return re.fullmatch(rf"{pattern}(?:/.*)?", overlay) is not None
+    return re.fullmatch(pattern if exact else rf"{pattern}(?:/.*)?", overlay) is not None
 
 
 def _part_pattern(part: str) -> str:

@@ -166,11 +166,57 @@ def built_unrestricted(overlay: str, repository: str) -> str:
         return ""
     from_top = "/" + os.path.relpath(overlay, top).replace(os.sep, "/")
     for directory in [*_folders_up(overlay, top), *(os.path.join(top, name) for name in _STEP_FOLDERS)]:
-        named = re.compile(rf"(?<![\w./-])(?:\./)?{re.escape(os.path.relpath(overlay, directory))}/?(?![\w./-])")
+        named = _naming(os.path.relpath(overlay, directory))
         for writer, text in _writer_texts(directory):
-            if _UNRESTRICTED.search(text) and (named.search(text) or _built_through_variables(text, from_top)):
+            builds = _unrestricted_builds(text)
+            if not (builds or _UNRESTRICTED.search(text)):
+                continue
+            if named.search(text) or _built_through_variables(text, builds, from_top):
+                return writer
+            if _built_after_cd(text, builds, overlay, (top, directory)):
                 return writer
     return ""
+
+
+def _naming(relative: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w./-])(?:\./)?{re.escape(relative)}/?(?![\w./-])")
+
+
+# A variable whose value turns the restrictor off, written out or read from kustomize itself (kserve/modelmesh-serving's
+# scripts/install.sh: `kustomize_load_restrictor_arg=$( kustomize build --help | grep -o -E "\-\-load.restrictor[^,]+"
+# | sed ... '(.*none)' ...)`, the flag in the spelling the installed kustomize takes)
+_RESTRICTOR_VALUE = re.compile(r"load.restrictor.*none", re.IGNORECASE)
+
+
+def _unrestricted_builds(text: str) -> list[str]:
+    """The ``build`` lines that turn kustomize's load restrictor off: by the flag, or by a variable the file assigns
+    a value that names the flag and ``none``."""
+    off = {found.group(1) for found in _ASSIGNMENT.finditer(text) if _RESTRICTOR_VALUE.search(found.group(2))}
+    uses = re.compile(r"\$[{(]?(?:" + "|".join(map(re.escape, sorted(off))) + r")\b") if off else None
+    return [
+        line
+        for line in text.replace("\\\n", " ").splitlines()
+        if "build" in line and (_UNRESTRICTED.search(line) or (uses is not None and uses.search(line)))
+    ]
+
+
+# `cd config`, `pushd deploy/overlays`: a literal folder a script moves to before it builds
+_CD = re.compile(r"^[ \t]*(?:cd|pushd)[ \t]+[\"']?(\w[\w./-]*)[\"']?[ \t]*(?:[;&|#]|$)", re.MULTILINE)
+
+
+def _built_after_cd(text: str, builds: list[str], overlay: str, bases: tuple[str, str]) -> bool:
+    """A restrictor-off build line that names the overlay by its path from a folder the file ``cd``s to, that folder
+    taken from the repository's root (where such scripts are run) or from the file's own folder."""
+    top = bases[0]
+    for target in _CD.findall(text):
+        for base in bases:
+            folder = os.path.normpath(os.path.join(base, target))
+            if folder == overlay or not is_within(overlay, folder) or not is_within(folder, top):
+                continue
+            named = _naming(os.path.relpath(overlay, folder))
+            if any(named.search(line) for line in builds):
+                return True
+    return False
 
 
 def _folders_up(overlay: str, top: str) -> list[str]:
@@ -193,7 +239,7 @@ _NAME_OF = re.compile(r"^\$[{(]?([A-Za-z_]\w*)[})]?$")
 MAX_EXPANSIONS = 8
 
 
-def _built_through_variables(text: str, from_top: str) -> bool:
+def _built_through_variables(text: str, builds: list[str], from_top: str) -> bool:
     """A ``kustomize build`` with the restrictor off whose path, its variables expanded where the file assigns them
     (up to MAX_EXPANSIONS deep) and any other variable read as any text, ends in the overlay's path from the
     repository's root. The path must keep a folder's name of its own: a bare ``"$dir"`` names no overlay."""
@@ -202,9 +248,7 @@ def _built_through_variables(text: str, from_top: str) -> bool:
         value = found.group(2).strip("\"'")
         if not _COMMAND.search(value):  # `$(dirname ...)`, `$(shell ...)`: its output is not read, any text
             assigned.setdefault(found.group(1), value)
-    for line in text.replace("\\\n", " ").splitlines():
-        if not _UNRESTRICTED.search(line) or "build" not in line:
-            continue
+    for line in builds:
         for word in line.split():
             if word.startswith((">", "|", "&")):  # what follows writes the output: no overlay of the build
                 break

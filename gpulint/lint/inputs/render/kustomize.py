@@ -207,6 +207,12 @@ def render_overlay(
 MAX_KUSTOMIZATIONS = 1000
 # kustomize's load restrictor refusing a file outside the kustomization's root (api/loader fileloader.go)
 _RESTRICTED = "is not in or below"
+# kustomize's refusals of a patch or replacement whose target the build does not hold (api/resmap/reswrangler.go,
+# api/filters/replacement/replacement.go, api/filters/patchstrategicmerge): a component the builder adds may hold it
+_TARGET_MISSING = re.compile(
+    r"\bno matches for Id\b|\bfailed to find unique target for patch\b|\bno resource matches strategic merge patch\b"
+    r"|\bnothing selected by\b"
+)
 
 
 # kustomize fetches these over https (api/internal/git/repospec.go: a host shorthand is cloned with https)
@@ -328,6 +334,17 @@ def _failure(
             1,
             f"{what} failed: {message}; {os.path.relpath(builder, repository)} builds it with "
             "--load-restrictor=LoadRestrictionsNone, which gpulint does not turn on: the overlay was not checked",
+            Severity.WARNING,
+        )
+    missing = bool(repository) and not flux and not builder and _TARGET_MISSING.search(message) is not None
+    completed = built_by_flux(directory, repository, with_components=True) if missing else ""
+    if completed:
+        return RenderProblem(
+            own_display,
+            line,
+            1,
+            f"{what} failed: {message}; the Flux Kustomization at {completed} builds it with the components it lists "
+            "(spec.components), which gpulint does not add: the overlay was not checked",
             Severity.WARNING,
         )
     edited = built_after_edit(directory, repository) if repository and not environment else ""
