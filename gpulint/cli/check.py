@@ -19,7 +19,7 @@ from gpulint.lint.findings import FileReport, Fix, Report, RunNotes, Severity, S
 from gpulint.lint.inputs.collect import collect_all
 from gpulint.lint.inputs.linted_set import LintedObject
 from gpulint.lint.inputs.repo_index import build_context, repository_of
-from gpulint.lint.inputs.sources import STDIN, CollectOptions, Source, SourceError
+from gpulint.lint.inputs.sources import STDIN, Collection, CollectOptions, Source, SourceError
 from gpulint.lint.rule import Rule
 from gpulint.lint.run import LintRun
 from gpulint.lint.world.cross_file import crosses_files
@@ -138,7 +138,7 @@ def _apply_fixes(
 
 
 def repository_context(
-    paths: list[str], sources: list[Source], config: Config
+    paths: list[str], collected: Collection, config: Config
 ) -> tuple[list[LintedObject], bool, list[str], bool]:
     """Files named one by one (pre-commit, ``gpulint check changed.yaml``) are part of something
     larger: the objects of the rest of their git repository, for references to resolve against,
@@ -149,11 +149,14 @@ def repository_context(
         return [], False, [], False  # a directory walked, or a rendered stream: the set is what is applied
     if not config.repo_index:
         return [], True, [], False
+    sources = collected.sources
     root = repository_of(sources)
     if root is None:  # no repository to index: the files named are taken as the whole set, as before
         return [], False, [], False
     pods = names_pod_affinity(sources)
-    context = build_context(root, sources, crosses_files, outlines_of, config.exclude, pods=pods)
+    context = build_context(
+        root, sources, crosses_files, outlines_of, config.exclude, pods=pods, scripts=collected.scripts
+    )
     return context.objects, not context.complete, context.notes, not context.pods
 
 
@@ -193,7 +196,7 @@ def run_check(
         return CheckResult("", True, [f"gpulint: error: {exc}"], usage_error=True)
     if cluster is not None:
         gc.freeze()  # the inventory lives for the whole run: keep the collector from rescanning it
-    context, partial, index_notes, indexed = repository_context(paths, collected.sources, config)
+    context, partial, index_notes, indexed = repository_context(paths, collected, config)
     fixing = fix or show_diff
     run = LintRun(
         config,

@@ -481,7 +481,7 @@ def explain_command(
     # The same run as `check` builds: the same sources (charts and overlays rendered), the same inventory
     # (a bad one fails the same way, exit 2 with file:line:col), the same linted set (with the repository
     # index), the same verdicts and findings.
-    context, partial, _notes, indexed = repository_context(list(paths), collected.sources, config)
+    context, partial, _notes, indexed = repository_context(list(paths), collected, config)
     cluster, _ = _load_cluster_or_exit(config, live)
     scoped = _load_scoped_or_exit(config)
     run = LintRun(config, collected.sources, cluster, context=context, partial=partial, scoped=scoped, indexed=indexed)

@@ -61,7 +61,7 @@ def parse_source(source: Source, reduced: Callable[[str], str] | None = None) ->
     except OSError as exc:
         return ParsedFile(LoadedFile(source.display, ""), [], read_error=exc.strerror or str(exc))
     kept = source.parsed.take(raw, source.display) if source.parsed is not None and reduced is None else None
-    loaded = kept if kept is not None else load_bytes(source.display, raw, reduced=reduced)
+    loaded = kept if kept is not None else load_bytes(source.display, raw, reduced=reduced, scripts=source.scripts)
     if source.rendered is not None:  # documents placed in the templates, bases and patches that made them
         return parse_file(source.rendered.loaded(loaded), complete_objects_only=source.values)
     if source.chart_entries:

@@ -22,6 +22,7 @@ from gpulint.lint.inputs.render.helm import render_chart
 from gpulint.lint.inputs.render.options import RenderOptions
 from gpulint.lint.inputs.render.releases import Releases
 from gpulint.lint.inputs.render.tools import Tool
+from gpulint.lint.inputs.sed_words import FolderScripts
 
 pytestmark = pytest.mark.integration
 
@@ -465,9 +466,9 @@ def test_each_yaml_file_is_parsed_once_per_run(repo, render_tools, monkeypatch):
     parsed: list[tuple[str, str]] = []  # (real path, the text parsed): a value held in a file is parsed on its own
     real = loader.load_text
 
-    def counted(path: str, text: str) -> loader.LoadedFile:
+    def counted(path: str, text: str, scripts: FolderScripts | None = None) -> loader.LoadedFile:
         parsed.append((os.path.realpath(path), text))
-        return real(path, text)
+        return real(path, text, scripts)
 
     monkeypatch.setattr(loader, "load_text", counted)
     files = {

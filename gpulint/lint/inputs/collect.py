@@ -87,7 +87,8 @@ def collect_all(
             fs_path = candidate.path if read.regular else None
             content = within_node_budget(display, read.content, options)
             parsed = renderer.parses.taken(candidate.path) if fs_path is not None else None
-            sources.append(Source(display, fs_path, content, values=renderer.values_file(display), parsed=parsed))
+            values = renderer.values_file(display)
+            sources.append(Source(display, fs_path, content, values=values, parsed=parsed, scripts=collection.scripts))
     for source in sources:  # a chart's or an overlay's output, as a file is
         if source.rendered is not None and options.node_budget:
             within_budget(source.display, source.rendered.output)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gc
 import math
-import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -39,7 +38,7 @@ from gpulint.kube.placeholders import (
     WORDED_PLACEHOLDER,
 )
 from gpulint.lint.findings import Fix, Path, Severity
-from gpulint.lint.inputs.sed_words import sed_words
+from gpulint.lint.inputs.sed_words import FolderScripts
 
 try:  # libyaml is present in every PyYAML wheel; the pure-Python loader is ~15x slower
     from yaml import CSafeLoader as _SafeLoader
@@ -641,9 +640,14 @@ def _looks_like_utf16_without_bom(raw: bytes) -> bool:
 
 
 def load_bytes(
-    path: str, raw: bytes, max_bytes: int = MAX_FILE_BYTES, reduced: Callable[[str], str] | None = None
+    path: str,
+    raw: bytes,
+    max_bytes: int = MAX_FILE_BYTES,
+    reduced: Callable[[str], str] | None = None,
+    scripts: FolderScripts | None = None,
 ) -> LoadedFile:
-    """``reduced``: what of the decoded text to parse (a streamed run's first pass, cross_file.crossing_text)."""
+    """``reduced``: what of the decoded text to parse (a streamed run's first pass, cross_file.crossing_text);
+    ``scripts``: the run's reader of the folders' scripts (load_text)."""
     if len(raw) > max_bytes:
         loaded = LoadedFile(path, "")
         loaded.problems.append(
@@ -671,7 +675,7 @@ def load_bytes(
         loaded.problems.append(LoadProblem(exc.message, exc.line, exc.column))
         return loaded
     # a JSON file's parse may be retried without its comments, the whole text at once (_retry_as_jsonc): parsed whole
-    loaded = load_text(path, text if reduced is None or _read_as_jsonc(path) else reduced(text))
+    loaded = load_text(path, text if reduced is None or _read_as_jsonc(path) else reduced(text), scripts)
     loaded.encoding = encoding
     return loaded
 
@@ -695,9 +699,11 @@ def text_offset(value: str, line: int, column: int) -> int:
     return sum(len(text) + 1 for text in lines[: max(line - 1, 0)]) + max(column - 1, 0)
 
 
-def load_text(path: str, text: str) -> LoadedFile:
+def load_text(path: str, text: str, scripts: FolderScripts | None = None) -> LoadedFile:
+    """``scripts``: the run's reader of the scripts beside the manifests (inputs/sed_words.py), which reads each
+    folder once per run; without one, the file's folder is read for this file alone."""
     with collector_paused():
-        return _load_text(path, text)
+        return _load_text(path, text, scripts if scripts is not None else FolderScripts())
 
 
 def _not_yaml_yet(loaded: LoadedFile, message: str, line: int, column: int, notes: tuple[str, ...]) -> LoadedFile:
@@ -708,7 +714,7 @@ def _not_yaml_yet(loaded: LoadedFile, message: str, line: int, column: int, note
     return loaded
 
 
-def _load_text(path: str, text: str) -> LoadedFile:
+def _load_text(path: str, text: str, scripts: FolderScripts) -> LoadedFile:
     loaded = LoadedFile(path, text)
     _parse_stream(loaded, text, line_offset=0, first_index=0)
     if loaded.problems and _read_as_jsonc(path):
@@ -732,18 +738,16 @@ def _load_text(path: str, text: str) -> LoadedFile:
             message = f"template: {written} is {syntax.what}, so the file is not YAML yet and was not checked"
             return _not_yaml_yet(loaded, message, line, column, syntax.notes)
     if _MAY_HOLD_PLACEHOLDER.search(text) or any(word in text for word in MARKER_WORDS) or _may_hold_name_fill_in(text):
-        _find_placeholders(loaded)
+        _find_placeholders(loaded, scripts)
     if loaded.problems and _MANIFEST_WORD.search(text) is None:
         loaded.problems = [_no_manifest(problem) for problem in loaded.problems]
     return loaded
 
 
-def _sed_filled(value: str, path: str, sed: list[frozenset[str]]) -> re.Match[str] | None:
-    """An upper-case word of a name that a script of the file's folder replaces with sed (read once per file)."""
+def _sed_filled(value: str, path: str, scripts: FolderScripts) -> re.Match[str] | None:
+    """An upper-case word of a name that a script of the file's folder replaces with sed."""
     for found in _NAME_WORD.finditer(value):
-        if not sed:
-            sed.append(sed_words(path) if os.path.isfile(path) else frozenset())
-        if found.group(0) in sed[0]:
+        if found.group(0) in scripts.words(path):
             return found
     return None
 
@@ -864,11 +868,10 @@ def _strip_json_comments(text: str) -> str:
     return "".join(out)
 
 
-def _find_placeholders(loaded: LoadedFile) -> None:
+def _find_placeholders(loaded: LoadedFile, scripts: FolderScripts) -> None:
     """Fields of objects that hold a substitution placeholder: the file is a template (one info finding),
     and no rule reports on those fields (``${GPUS}`` is no invalid quantity, it is not a value yet)."""
     first: tuple[int, int, str, int] | None = None
-    sed: list[frozenset[str]] = []  # the words scripts of the file's folder replace, read once when a name asks
     for document in loaded.documents:
         data = document.data
         if document.node is None or not isinstance(data, dict) or not ("kind" in data or "apiVersion" in data):
@@ -936,7 +939,7 @@ def _find_placeholders(loaded: LoadedFile) -> None:
                         else None
                     )
                     or (_NAME_FILL_IN.search(value) if short and path[-2:] in _NAME_FIELDS else None)
-                    or (_sed_filled(value, loaded.path, sed) if short and path[-2:] in _NAME_FIELDS else None)
+                    or (_sed_filled(value, loaded.path, scripts) if short and path[-2:] in _NAME_FIELDS else None)
                 )
                 if match:
                     found.append(path)

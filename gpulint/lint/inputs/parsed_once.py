@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field, replace
 
 from gpulint.lint.inputs.loader import LoadedFile, load_bytes
+from gpulint.lint.inputs.sed_words import FolderScripts
 
 
 @dataclass
@@ -30,9 +31,11 @@ class Parsed:
 
 @dataclass
 class Parses:
-    """The files parsed while the sources are collected, by real path."""
+    """The files parsed while the sources are collected, by real path; ``scripts``: the collection's reader of the
+    scripts beside them (inputs/sed_words.py)."""
 
     by_path: dict[str, Parsed] = field(default_factory=dict)
+    scripts: FolderScripts = field(default_factory=FolderScripts)
 
     def load(self, path: str, raw: bytes) -> LoadedFile:
         """``loader.load_bytes(path, raw)``, once for the same file and bytes."""
@@ -40,7 +43,7 @@ class Parses:
         kept = self.by_path.get(key)
         if kept is not None and kept.loaded is not None and kept.raw == raw:
             return kept.loaded
-        loaded = load_bytes(path, raw)
+        loaded = load_bytes(path, raw, scripts=self.scripts)
         self.by_path[key] = Parsed(raw, loaded)
         return loaded
 

@@ -36,6 +36,7 @@ from gpulint.lint.inputs.file_walk import Walk
 from gpulint.lint.inputs.linted_set import LintedObject, outline_object, secret_outline
 from gpulint.lint.inputs.loader import collector_paused, load_bytes
 from gpulint.lint.inputs.objects import parse_file
+from gpulint.lint.inputs.sed_words import FolderScripts
 from gpulint.lint.inputs.sources import DEFAULT_MAX_FILE_BYTES, SkippedEntry, Source, SourceError, read_file
 from gpulint.lint.inputs.yaml_budget import over_budget
 
@@ -114,10 +115,11 @@ def build_context(
     use_cache: bool = True,
     limit: int = DEFAULT_MAX_FILE_BYTES,
     max_files: int = MAX_INDEXED_FILES,
+    scripts: FolderScripts | None = None,
 ) -> RepoContext:
     """The objects ``keep(obj)`` selects from every manifest of the repository at ``root`` except the
     ``linted`` files; with ``pods``, and the ``outline(obj)`` of the others, one object per file (indexed
-    always, cached with the objects)."""
+    always, cached with the objects). ``scripts``: the collection's reader of the scripts beside the manifests."""
     context = RepoContext(root, pods=pods)
     linted_files = {_identity(source.fs_path) for source in linted if source.fs_path is not None}
     # a chart or overlay rendered in place of a file named alone: its own files are linted through the render
@@ -152,7 +154,7 @@ def build_context(
             outlines = _outlines(written[start:end]) if pods else []
         if entry is None or outlines is None:  # not cached, changed, or its outlines not as written
             try:
-                objects, outlines = _index_file(path, keep, outline, limit)
+                objects, outlines = _index_file(path, keep, outline, limit, scripts or FolderScripts())
             except _OverBudget as over:  # not cached: said again on every run, as the catalog stays incomplete
                 context.complete = False
                 context.notes.append(f"repository index: {path}:{over}; skipped, a missing object is not reported")
@@ -199,7 +201,9 @@ class _OverBudget(Exception):
     """A file the index does not parse: more nodes or objects than a run parses in bounded memory."""
 
 
-def _index_file(path: str, keep: Keep, outline: Outline, limit: int) -> tuple[list[Any], list[Any]]:
+def _index_file(
+    path: str, keep: Keep, outline: Outline, limit: int, scripts: FolderScripts
+) -> tuple[list[Any], list[Any]]:
     """The objects of the file ``keep`` selects, and the outlines of the pod templates of the others."""
     try:
         read = read_file(path, display=path, limit=limit, walked=True, follow=True)
@@ -209,7 +213,7 @@ def _index_file(path: str, keep: Keep, outline: Outline, limit: int) -> tuple[li
     if over is not None:
         raise _OverBudget(f"{over.line}:{over.column}: {over.message()}")
     with collector_paused():
-        parsed = parse_file(load_bytes(path, read.content))
+        parsed = parse_file(load_bytes(path, read.content, scripts=scripts))
     out: list[Any] = []
     outlines: list[Any] = []
     for obj in parsed.objects:

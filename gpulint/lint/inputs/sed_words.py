@@ -7,13 +7,15 @@ the API server never sees it. The words are those of ``s/WORD/`` (any delimiter)
 script or Makefile in the manifest's own folder; they apply to that folder's manifests, the convention of the folder.
 
 Bounded: at most MAX_SCRIPTS files of at most MAX_BYTES each are read, and only for a file whose name holds an
-upper-case word (the loader asks only then).
+upper-case word (the loader asks only then). A run reads each folder once: the collection makes one FolderScripts
+and hands it to the loader through its sources, its parses (parsed_once) and the repository index.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass, field
 
 MAX_SCRIPTS = 32
 MAX_BYTES = 256 * 1024
@@ -23,9 +25,25 @@ _SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 _SED = re.compile(r"\bsed\b[^\n|;]*?\bs([/|#,:@])([A-Z][A-Z0-9_]{2,})\1")
 
 
-def sed_words(manifest: str) -> frozenset[str]:
-    """The upper-case words a ``sed`` of a script in ``manifest``'s folder replaces (empty when none)."""
-    directory = os.path.dirname(os.path.abspath(manifest))
+@dataclass
+class FolderScripts:
+    """The words the scripts of each folder replace with ``sed``, each folder read on its first ask."""
+
+    by_folder: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def words(self, manifest: str) -> frozenset[str]:
+        """The upper-case words a ``sed`` of a script in ``manifest``'s folder replaces (empty when none, or
+        when ``manifest`` is no file: a document read from a string or a rendered output)."""
+        if not os.path.isfile(manifest):
+            return frozenset()
+        directory = os.path.dirname(os.path.abspath(manifest))
+        words = self.by_folder.get(directory)
+        if words is None:
+            words = self.by_folder[directory] = _sed_words(directory)
+        return words
+
+
+def _sed_words(directory: str) -> frozenset[str]:
     try:
         names = sorted(os.listdir(directory))
     except OSError:

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from gpulint.lint.inputs.sed_words import FolderScripts
+
 if TYPE_CHECKING:
     from gpulint.lint.inputs.parsed_once import Parsed
     from gpulint.lint.inputs.render.options import RenderOptions
@@ -53,6 +55,9 @@ class Source:
     # a kustomization read for its helmCharts of the GPU stack's remote charts only (inputs/chart_entries.py): none
     # of its documents is linted as an object (its overlay's render is)
     chart_entries: bool = False
+    # the collection's reader of the scripts beside the manifests (inputs/sed_words.py): the run's parse reads each
+    # folder once; None: the file's folder is read for it alone
+    scripts: FolderScripts | None = field(default=None, compare=False, repr=False)
 
     def read(self) -> bytes:
         if self.rendered is not None:
@@ -188,6 +193,9 @@ class Collection:
     sources: list[Source]
     notes: list[str]  # what a directory walk skipped, and why
     debug_notes: list[str] = field(default_factory=list)  # files skipped as no manifests (shown with --verbose)
+    # the words the scripts beside the manifests fill in with sed, each folder read once for the sources, the
+    # release readers' parses and the repository index
+    scripts: FolderScripts = field(default_factory=FolderScripts)
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,8 @@ class Renderer:
         self._builds: dict[str, bool] = {}  # real path of an overlay over a base named alone -> whether it builds
         self._releases: dict[str, Releases] = {}  # per repository: the releases it gives its charts
         self._entries_read: set[str] = set()  # real paths of the kustomizations read for their helmCharts: each once
-        self.parses = Parses()  # the files the release readers parse, handed to the sources that are them
+        # the files the release readers parse, handed to the sources that are them
+        self.parses = Parses(scripts=collection.scripts)
 
     def _first_time(self, directory: str) -> bool:
         key = os.path.realpath(directory)
@@ -252,7 +253,7 @@ class Renderer:
             rendered = stdin_rendered(display, raw)
             if rendered is not None:
                 return Source(display, content=raw, rendered=rendered)
-        return Source(display, content=raw)
+        return Source(display, content=raw, scripts=self.collection.scripts)
 
     # ------------------------------------------------------------------ walked directories
 
