@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 import os
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,7 @@ from oracle_client import Oracle, build, go_command
 
 from gpulint.cli.main import cli
 from gpulint.lint.config import Config
-from gpulint.lint.findings import Finding
+from gpulint.lint.findings import Finding, Severity
 from gpulint.lint.inputs.sources import Source
 from gpulint.lint.run import LintRun
 from gpulint.lint.world.inventory import ClusterInventory
@@ -148,15 +148,38 @@ def said(finding: Finding | dict | Any) -> str:
     return "\n".join((finding.message, *getattr(finding, "notes", ())))
 
 
-def check_serious(*args: str) -> list[tuple[str, int, str, str, str]]:
-    """`gpulint check ARGS` as JSON: its errors and warnings as (path, line, rule, severity, what it said)."""
+# What the unseen-repository tests compare of each error and warning: the fields of a JSON finding, and what it said
+SERIOUS_FIELDS = ("path", "line", "rule", "severity", "said")
+
+
+def errors_and_warnings(found: Run | Iterable[Finding], fields: Sequence[str] = SERIOUS_FIELDS) -> list[tuple]:
+    """The errors and warnings of `gpulint check --format json` (a Run) or of lint_text's findings, each as the
+    tuple of ``fields``: path, line, rule, severity (as JSON writes it) and said."""
+    if isinstance(found, Run):
+        return [
+            tuple(said(f) if name == "said" else f[name] for name in fields)
+            for f in found.json()["findings"]
+            if f["severity"] in ("error", "warning")
+        ]
+    return [tuple(_finding_field(f, name) for name in fields) for f in found if f.severity >= Severity.WARNING]
+
+
+def _finding_field(finding: Finding, name: str) -> Any:
+    """A Finding's field under the name JSON gives it."""
+    if name == "said":
+        return said(finding)
+    if name == "path":
+        return finding.file
+    if name == "severity":
+        return finding.severity.name.lower()
+    return getattr(finding, name)
+
+
+def check_serious(*args: str, fields: Sequence[str] = SERIOUS_FIELDS) -> list[tuple]:
+    """`gpulint check ARGS` as JSON: its errors and warnings as ``fields`` (errors_and_warnings)."""
     result = run_cli("check", *args, "--format", "json")
     assert result.exit_code in (0, 1), result.stderr
-    return [
-        (f["path"], f["line"], f["rule"], f["severity"], said(f))
-        for f in result.json()["findings"]
-        if f["severity"] in ("error", "warning")
-    ]
+    return errors_and_warnings(result, fields)
 
 
 # The Kubernetes oracle (tests/oracle), one process for the session: test_oracle.py and

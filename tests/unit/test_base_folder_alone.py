@@ -5,8 +5,9 @@ built as the overlays over it build it, each its own render, in trees shaped lik
 from __future__ import annotations
 
 import subprocess
+from functools import partial
 
-from conftest import run_cli
+from conftest import errors_and_warnings, run_cli
 from support.trees import write_tree
 
 UPSTREAM = "apps/jupyter/notebook-controller/upstream"
@@ -62,8 +63,7 @@ NOTEBOOK_CONTROLLER = {
 }
 
 
-def serious(result) -> list[tuple[str, str]]:
-    return [(f["path"], f["rule"]) for f in result.json()["findings"] if f["severity"] in ("error", "warning")]
+serious = partial(errors_and_warnings, fields=("path", "rule"))
 
 
 def check(kubectl: str, *paths: str):

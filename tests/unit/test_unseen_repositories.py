@@ -9,22 +9,17 @@ from __future__ import annotations
 import os
 import subprocess
 import textwrap
+from functools import partial
 
 import pytest
-from conftest import lint_text, run_cli, said
+from conftest import errors_and_warnings, lint_text, run_cli, said
 from rule_harness import assert_findings, findings_of
 from support.crds import crd
 from support.trees import write_tree
 
 from gpulint.lint.paths import release_snapshot
 
-
-def serious(result) -> list[tuple[str, int, str, str]]:
-    return [
-        (f["path"], f["line"], f["rule"], f["severity"])
-        for f in result.json()["findings"]
-        if f["severity"] in ("error", "warning")
-    ]
+serious = partial(errors_and_warnings, fields=("path", "line", "rule", "severity"))
 
 
 # --------------------------------------------------------------- an overlay that envsubst fills in later
@@ -1366,8 +1361,8 @@ spec:
 """
 
 
-def serious_of(text: str, path: str = "manifest.yaml") -> list[tuple[str, int]]:
-    return [(f.rule, f.line) for f in lint_text(text, path) if f.severity.name.lower() in ("error", "warning")]
+def serious_of(text: str, path: str = "manifest.yaml") -> list[tuple]:
+    return errors_and_warnings(lint_text(text, path), ("rule", "line"))
 
 
 def test_argo_parameters_in_a_pods_labels_and_affinity_are_not_refused():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from conftest import lint_text, said
+from conftest import errors_and_warnings, lint_text, said
 
 from gpulint.lint.findings import Severity
 
@@ -110,8 +110,8 @@ spec:
 """
 
 
-def _serious(text: str) -> list[tuple[str, int]]:
-    return [(f.rule, f.line) for f in lint_text(text) if f.severity >= Severity.WARNING]
+def _serious(text: str) -> list[tuple]:
+    return errors_and_warnings(lint_text(text), ("rule", "line"))
 
 
 def test_a_double_underscore_fill_in_in_a_name_is_a_placeholder():

@@ -5,9 +5,10 @@ is copied): lower-case single-brace fill-ins the reader replaces."""
 from __future__ import annotations
 
 import subprocess
+from functools import partial
 
 import pytest
-from conftest import lint_text, run_cli, said
+from conftest import errors_and_warnings, lint_text, run_cli, said
 from support.trees import write_tree
 
 from gpulint.lint.findings import Severity
@@ -30,8 +31,7 @@ spec:
 """
 
 
-def serious(findings):
-    return [(f.rule, f.line) for f in findings if f.severity in (Severity.ERROR, Severity.WARNING)]
+serious = partial(errors_and_warnings, fields=("rule", "line"))
 
 
 @pytest.mark.parametrize("image", ["{username}/torchserve-gpu:latest", "{docker_username}/iris-classifier"])

@@ -5,20 +5,15 @@ is copied)."""
 from __future__ import annotations
 
 import subprocess
+from functools import partial
 
 import pytest
-from conftest import lint_text, run_cli, said
+from conftest import errors_and_warnings, lint_text, run_cli, said
 from support.trees import write_tree
 
 from gpulint.lint.findings import Severity
 
-
-def serious(result) -> list[tuple[str, int, str, str]]:
-    return [
-        (f["path"], f["line"], f["rule"], f["severity"])
-        for f in result.json()["findings"]
-        if f["severity"] in ("error", "warning")
-    ]
+serious = partial(errors_and_warnings, fields=("path", "line", "rule", "severity"))
 
 
 # ---------------------------------------- overlays a script or Makefile builds, restrictor off, through variables

@@ -4,8 +4,10 @@ repositories write them (no file of theirs is copied)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
-from conftest import lint_text, run_cli, said
+from conftest import errors_and_warnings, lint_text, run_cli, said
 from support.trees import write_tree
 
 from gpulint.lint.findings import Severity
@@ -273,8 +275,7 @@ WIPE_SCRIPT = """
     """
 
 
-def serious_rules(result) -> list[tuple[str, str]]:
-    return [(f["path"], f["rule"]) for f in result.json()["findings"] if f["severity"] in ("error", "warning")]
+serious_rules = partial(errors_and_warnings, fields=("path", "rule"))
 
 
 def test_a_name_word_a_script_beside_it_replaces_with_sed_is_a_fill_in(repo):
