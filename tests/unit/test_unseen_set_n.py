@@ -4,6 +4,7 @@ repositories write them (no file of theirs is copied)."""
 
 from __future__ import annotations
 
+import subprocess
 from functools import partial
 
 import pytest
@@ -11,6 +12,7 @@ from conftest import errors_and_warnings, lint_text, run_cli, said
 from support.trees import write_tree
 
 from gpulint.lint.findings import Severity
+from gpulint.lint.inputs import sed_words
 
 
 def not_rendered(result) -> list[tuple[str, str]]:
@@ -285,6 +287,25 @@ def test_a_name_word_a_script_beside_it_replaces_with_sed_is_a_fill_in(repo):
     result = run_cli("check", "hack", "--format", "json")
     assert serious_rules(result) == [], result.stdout
     assert any("HOSTNAME is a placeholder" in f["message"] for f in result.json()["findings"]), result.stdout
+
+
+def test_a_folders_scripts_are_read_once_for_the_files_and_the_repository_index(repo, monkeypatch):
+    """Two manifests of the folder named (as pre-commit names them) and a third read through the repository index:
+    the collection's one reader reads the folder's scripts once for the run (inputs/sed_words.FolderScripts)."""
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)  # the index reads the rest of the work tree
+    names = ("hack/wipe-rook.yaml", "hack/wipe-shell.yaml", "hack/wipe-ssd.yaml")
+    write_tree(repo, {**dict.fromkeys(names, WIPE_POD), "hack/wipe-rook.sh": WIPE_SCRIPT})
+    read: list[str] = []
+    real = sed_words._sed_words
+
+    def counted(directory: str) -> frozenset[str]:
+        read.append(directory)
+        return real(directory)
+
+    monkeypatch.setattr(sed_words, "_sed_words", counted)
+    result = run_cli("check", *names[:2], "--format", "json")
+    assert serious_rules(result) == [], result.stdout
+    assert read == [str(repo / "hack")]
 
 
 def test_a_name_with_the_word_filled_in_is_checked_as_any_name(repo):
