@@ -17,6 +17,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from gpulint.lint.inputs.folder_scripts import script_texts
+
 MAX_SCRIPTS = 32
 MAX_BYTES = 256 * 1024
 _SCRIPTS = (".sh", ".bash", ".mk")
@@ -44,20 +46,5 @@ class FolderScripts:
 
 
 def _sed_words(directory: str) -> frozenset[str]:
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return frozenset()
-    words: set[str] = set()
-    scripts = [name for name in names if name.endswith(_SCRIPTS) or name in _SCRIPT_NAMES][:MAX_SCRIPTS]
-    for name in scripts:
-        path = os.path.join(directory, name)
-        if os.path.islink(path) or not os.path.isfile(path):
-            continue
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                text = handle.read(MAX_BYTES)
-        except OSError:
-            continue
-        words.update(found.group(2) for found in _SED.finditer(text))
-    return frozenset(words)
+    scripts = script_texts(directory, _SCRIPTS, _SCRIPT_NAMES, MAX_SCRIPTS, MAX_BYTES)
+    return frozenset(found.group(2) for _path, text in scripts for found in _SED.finditer(text))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 
+from gpulint.lint.inputs.folder_scripts import script_texts
 from gpulint.lint.paths import is_within
 
 TEMPLATE_FOLDERS = ("", "templates")
@@ -130,22 +131,7 @@ def _writer(path: str, repository: str) -> str:
 
 
 def _writer_texts(directory: str) -> list[tuple[str, str]]:
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return []
-    writers = [n for n in names if n in _WRITER_NAMES or n.endswith(_WRITER_SUFFIXES)][:MAX_WRITERS]
-    texts: list[tuple[str, str]] = []
-    for writer in writers:
-        full = os.path.join(directory, writer)
-        if os.path.islink(full) or not os.path.isfile(full):
-            continue
-        try:
-            with open(full, encoding="utf-8", errors="replace") as handle:
-                texts.append((full, handle.read(MAX_WRITER_BYTES)))
-        except OSError:
-            continue
-    return texts
+    return script_texts(directory, _WRITER_SUFFIXES, _WRITER_NAMES, MAX_WRITERS, MAX_WRITER_BYTES)
 
 
 # kustomize's load restrictor turned off on the command line: `kustomize build --load-restrictor=LoadRestrictionsNone`
