@@ -207,6 +207,7 @@ def test_a_trickled_handshake_is_cut_at_the_handshake_deadline(tmp_path):
 # ---------------------------------------------------------------- the listen backlog
 
 
+@pytest.mark.timed
 def test_a_burst_of_connections_is_queued_not_dropped(tmp_path):
     """The attack as found: 200 clients connect at once. With socketserver's backlog of 5 the kernel dropped
     their SYNs (or answered with cookies whose connections the server never saw) and clients waited on SYN
