@@ -59,6 +59,7 @@ def post_whole(port: int, client, body: bytes, results: list, hold_last: threadi
 # ---------------------------------------------------------------- memory: admission by bytes in flight
 
 
+@pytest.mark.timed
 def test_a_burst_of_large_reviews_is_admitted_by_bytes_in_flight(tmp_path):
     """The attack as found: 64 concurrent reviews of a 1.8 MB pod. Before, every body was read and every review
     parsed at once (64 x 1.8 MB, times what a review needs a byte: 1.4-1.7 GiB with costly pods, past the chart's
