@@ -21,8 +21,8 @@ _.descend_resolver, _.ascend_resolver, current_node, current_index
 # google-re2 options, read by the library
 _.log_errors, _.never_capture
 
-# pytest: module marks and autouse fixtures, found by name
-pytestmark, _fresh_policy_worker
+# pytest: module marks, autouse fixtures and hooks, found by name
+pytestmark, _fresh_policy_worker, pytest_xdist_make_scheduler
 
 # called by name: scripts/fuzz_atheris.py's targets (getattr f"_{target}"), bench.py in a child interpreter
 _._admission, _._http, _._fix, peak_memory

@@ -55,7 +55,7 @@ def variants() -> list[dict[str, Any]]:
     """Every variant of every set, each with ``folder``: the directory of its twins."""
     found: list[dict[str, Any]] = []
     for held in SETS:
-        data = yaml.safe_load((held / "variants.yaml").read_text(encoding="utf-8"))
+        data = yaml.load((held / "variants.yaml").read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
         found.extend({**variant, "folder": held / variant["slug"]} for variant in data["variants"])
     return found
 
@@ -65,7 +65,7 @@ def recorded() -> dict[str, dict[str, Any]]:
     for held in SETS:
         path = held / "outcomes.yaml"
         if path.exists():
-            outcomes.update(yaml.safe_load(path.read_text(encoding="utf-8"))["outcomes"])
+            outcomes.update(yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)["outcomes"])
     return outcomes
 
 

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import said
 
+pytestmark = pytest.mark.timed  # wall-clock bounds: CI runs these apart (docs/development.md)
+
 MIB = 1024 * 1024
 # A CLI run is ~100 MiB; the sandbox worker is capped at its start size + 512 MiB of address space.
 # The bug this guards against took 3.5 GB.

@@ -59,6 +59,7 @@ def entries(directory: Path) -> list[str]:
 # --- item 1: one pass, one verification ---------------------------------------------------------
 
 
+@pytest.mark.timed
 @pytest.mark.slow
 def test_a_thousand_fixes_take_seconds_not_minutes(tmp_path):
     # Before: the file was parsed again after every fix - 1,000 fixes took ~100 s.

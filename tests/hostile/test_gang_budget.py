@@ -21,6 +21,8 @@ from webhook_helpers import Server, review
 
 from gpulint.kube.gangs.packing import WORK_BUDGET, Budget, Outcome, Shape, decide, node_kind, request_units
 
+pytestmark = pytest.mark.timed  # wall-clock bounds: CI runs these apart (docs/development.md)
+
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 60  # seconds a subprocess may take before the test fails (the old code took minutes)
 

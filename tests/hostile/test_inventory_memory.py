@@ -40,6 +40,7 @@ def measured(path: Path) -> tuple[int, list[str], int]:
     return done.returncode, errors, int(rss)
 
 
+@pytest.mark.timed
 @pytest.mark.slow
 def test_a_60_mib_flow_style_inventory_is_refused_in_bounded_memory(tmp_path):
     # 20 million `{}` items: under the 25,000,000 values of JSON and kubectl's YAML, read item by item, but in flow

@@ -186,6 +186,7 @@ def test_a_nested_repository_follows_its_own_rules(tmp_path):
     assert linted(gpulint("check", outer, "--format", "json"), outer) == ["vendor/lib/x.gen.yaml"]
 
 
+@pytest.mark.timed
 @pytest.mark.slow
 def test_a_hostile_ignore_pattern_cannot_stall_the_walk(tmp_path):
     """A backtracking matcher takes minutes on `*a*a*a*a*…c` against a long name; RE2 does not."""
@@ -325,6 +326,7 @@ def test_a_fifo_in_a_linted_directory_is_skipped_not_waited_for(tmp_path):
     assert "note: " in text.stdout and "pipe.yaml: skipped" in text.stdout
 
 
+@pytest.mark.timed
 @pytest.mark.slow
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
 def test_a_device_named_on_the_command_line_is_refused_unread(device):
@@ -335,6 +337,7 @@ def test_a_device_named_on_the_command_line_is_refused_unread(device):
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.timed
 @pytest.mark.slow
 def test_a_huge_sparse_file_is_refused_before_it_is_read(tmp_path):
     big = tmp_path / "apps" / "big.yaml"

@@ -175,6 +175,7 @@ def test_a_malformed_timeout_is_a_bad_request(server):
 # ---------------------------------------------------------------- 6. the review's deadline
 
 
+@pytest.mark.timed
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["allow", "deny"])
 def test_a_long_review_is_answered_by_the_deadline_per_the_failure_mode(tmp_path, mode):

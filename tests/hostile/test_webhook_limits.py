@@ -59,6 +59,7 @@ def post_whole(port: int, client, body: bytes, results: list, hold_last: threadi
 # ---------------------------------------------------------------- memory: admission by bytes in flight
 
 
+@pytest.mark.timed
 def test_a_burst_of_large_reviews_is_admitted_by_bytes_in_flight(tmp_path):
     """The attack as found: 64 concurrent reviews of a 1.8 MB pod. Before, every body was read and every review
     parsed at once (64 x 1.8 MB, times what a review needs a byte: 1.4-1.7 GiB with costly pods, past the chart's
@@ -207,6 +208,7 @@ def test_a_trickled_handshake_is_cut_at_the_handshake_deadline(tmp_path):
 # ---------------------------------------------------------------- the listen backlog
 
 
+@pytest.mark.timed
 def test_a_burst_of_connections_is_queued_not_dropped(tmp_path):
     """The attack as found: 200 clients connect at once. With socketserver's backlog of 5 the kernel dropped
     their SYNs (or answered with cookies whose connections the server never saw) and clients waited on SYN

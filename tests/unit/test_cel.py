@@ -406,6 +406,7 @@ def test_policy_expressions_run_here_when_their_inputs_bound_them():
     assert engine._sandbox is None  # the common path never starts the worker
 
 
+@pytest.mark.timed
 @pytest.mark.slow
 def test_the_sandbox_answers_and_stops():
     engine = CelEngine(("object",), max_cost=1_000_000)
@@ -441,6 +442,7 @@ def test_kubernetes_functions_it_cannot_run_are_not_errors(expression):
     assert isinstance(problem, CelProblem) and not problem.evaluable
 
 
+@pytest.mark.timed
 def test_regexes_cannot_backtrack_catastrophically():
     device = {**DEVICE, "attributes": {"x": {"s": "a" * 5000 + "!"}}}
     start = time.perf_counter()
