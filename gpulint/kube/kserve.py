@@ -32,6 +32,8 @@ GROUP = "serving.kserve.io"
 # serving.kubeflow.org/raw but its controller never reads it, and v0.5 has no other mode.
 KFSERVING_GROUP = "serving.kubeflow.org"
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+# the predictor's status when GetServingRuntime finds no runtime of the name (components/predictor.go reconcileModel)
+RUNTIME_NOT_RECOGNIZED = "RuntimeNotRecognized: Waiting for runtime to become available"
 
 KSERVE_CONTAINER = "kserve-container"
 # The framework fields the model-format shorthand replaced, in the order setPredictorModelDefaults

@@ -8,7 +8,9 @@ from collections.abc import Iterator
 
 from gpulint.kube import knative, kserve
 from gpulint.kube.fields import dig, mapping
+from gpulint.kube.kserve_runtimes import BUILT_IN
 from gpulint.kube.operators import CHECKS, kserve_config_gpu_types, refusals
+from gpulint.kube.typos import typo_of
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
 from gpulint.lint.inputs.objects import KubeObject
@@ -33,6 +35,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if obj.ref.group == kserve.GROUP
         else frozenset()
     )
+    if obj.ref.group == kserve.GROUP and obj.kind == "InferenceService":
+        yield from _kserve_runtime_missing(obj, ctx)
     found = refusals(obj.data, obj.ref.group, obj.kind, gpu_types)
     if not found:
         return
@@ -63,6 +67,52 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             severity = Severity.WARNING
             notes = (*notes, refusal.optional)
         yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes, inputs=refusal.inputs, severity=severity)
+
+
+def _kserve_runtime_missing(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """The runtime a predictor's model names, found neither among the namespace's ServingRuntimes nor the
+    ClusterServingRuntimes (GetServingRuntime): the controller cannot reconcile the predictor. Said only where the
+    cluster's ClusterServingRuntimes are known whole; a warning while its ServingRuntimes are not."""
+    name = kserve.runtime_name(obj.data)
+    resolver = ctx.resolver
+    namespace = obj.ref.namespace
+    if not name or not resolver.reference_proven_absent:
+        return
+    if any(resolver.workload_runtime(kserve.GROUP, kind, namespace, name) for kind in kserve.RUNTIME_KINDS):
+        return
+    file = obj.document.path
+    if not resolver.catalog_complete("ClusterServingRuntime", file):
+        return  # a chart, an operator or another folder may install it
+    if not resolver.lists("ClusterServingRuntime") and any(b.name == name for b in BUILT_IN):
+        return  # declared whole for the files, but KServe's own runtimes manifest installs this one
+    elsewhere = [other for other in resolver.namespaces_of(kserve.GROUP, "ServingRuntime", name) if other != namespace]
+    known = resolver.workload_runtime_names(kserve.GROUP, "ClusterServingRuntime")
+    close = typo_of(name, known)
+    hint = f"; did you mean '{close}'?" if close else ""
+    notes = [
+        f"KServe's controller fails to reconcile the predictor ({kserve.RUNTIME_NOT_RECOGNIZED}) and the "
+        "InferenceService never becomes Ready; its webhook does not check the name",
+        f"clusterservingruntimes.{kserve.GROUP} in the cluster: {', '.join(sorted(known)) or 'none'}",
+    ]
+    if elsewhere:
+        notes.append(
+            f"a ServingRuntime '{name}' is in namespace {', '.join(elsewhere)}: KServe reads only the "
+            f"InferenceService's own ('{namespace}')"
+        )
+    namespaced = resolver.catalog_complete("ServingRuntime", file)
+    if not namespaced:
+        notes.append(
+            f"unless namespace '{namespace}' holds a ServingRuntime '{name}': the inventory does not list "
+            "ServingRuntimes (or declare them complete in .gpulint.yaml: complete: [ServingRuntime])"
+        )
+    yield Diagnostic(
+        RULE_ID,
+        ("spec", "predictor", "model", "runtime"),
+        f"KServe refuses this InferenceService: No ServingRuntimes or ClusterServingRuntimes with the name: "
+        f"{name}{hint}",
+        notes=tuple(notes),
+        severity=None if namespaced else Severity.WARNING,
+    )
 
 
 def _kserve_gpu_types(ctx: CheckContext) -> frozenset[str]:

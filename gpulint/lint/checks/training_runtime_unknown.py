@@ -39,7 +39,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     resolver = ctx.resolver
     if resolver.workload_runtime(ref.group, ref.kind, obj.ref.namespace, ref.name) is not None:
         return
-    defined = resolver.workload_runtime_names(ref.kind)
+    defined = resolver.workload_runtime_names(ref.group, ref.kind)
     # one TrainJob reviewed alone may come with its runtime in the same apply: only a whole set proves
     complete = resolver.reference_proven_absent and resolver.catalog_complete(ref.kind, obj.document.path)
     plural = ref.kind.lower() + "s"

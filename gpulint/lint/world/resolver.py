@@ -734,10 +734,10 @@ class Resolver:
             return linted.data
         return self._cluster.find_workload_runtime(group, kind, scope, name)
 
-    def workload_runtime_names(self, kind: str) -> set[str]:
+    def workload_runtime_names(self, group: str, kind: str) -> set[str]:
         """The names of the runtimes of ``kind`` the linted files and the inventory define."""
-        names = {obj.ref.name for obj in self.linted.of_kind(trainjob.GROUP, kind)}
-        return names | {key[3] for key in self._cluster.workload_runtimes if key[1] == kind}
+        names = {obj.ref.name for obj in self.linted.of_kind(group, kind)}
+        return names | {key[3] for key in self._cluster.workload_runtimes if key[:2] == (group, kind)}
 
     def with_runtime(self, data: dict[str, Any]) -> dict[str, Any]:
         """An object with the runtime it names, when found: a TrainJob's pods are that runtime's,
