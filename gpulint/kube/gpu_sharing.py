@@ -19,6 +19,7 @@ from fractions import Fraction
 from gpulint.kube.scheduler import NodeInfo
 
 NVIDIA_GPU = "nvidia.com/gpu"
+MIG_PREFIX = "nvidia.com/mig-"  # the device plugin's mixed MIG strategy: one resource per MIG profile
 SHARED_SUFFIX = ".shared"
 NONE, TIME_SLICING, MPS = "none", "time-slicing", "mps"
 

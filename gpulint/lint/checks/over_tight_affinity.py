@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from gpulint.kube.fields import dig, mapping, sequence
+from gpulint.kube.gpu_sharing import MIG_PREFIX, NVIDIA_GPU
 from gpulint.kube.gpu_stack import stack_component
 from gpulint.kube.pools.labels import GROUP_ONLY_LABELS, POOL_LABELS
 from gpulint.kube.resources import is_extended
@@ -221,7 +222,30 @@ def _lacking(groups: list[NodeGroup], wanted: list[str], none_offers: str) -> tu
     ((missing, count),) = lacks.items()
     offered = [n for n in wanted if n not in missing]
     those = "that node offers" if count == 1 else "those nodes offer"
-    return f"{none_offers} {_and(missing, 'or')}", ((f"{those} {_and(offered)}",) if offered else ())
+    notes = (f"{those} {_and(offered)}",) if offered else ()
+    return f"{none_offers} {_and(missing, 'or')}", (*notes, *_mig_instead(groups, missing, count))
+
+
+def _mig_instead(groups: list[NodeGroup], missing: tuple[str, ...], count: int) -> tuple[str, ...]:
+    """Why nodes without nvidia.com/gpu still hold GPUs: under the mixed MIG strategy the device plugin advertises a
+    GPU in MIG mode only as its slices, one resource per profile (the pod asks for the wrong name, not the node)."""
+    if NVIDIA_GPU not in missing:
+        return ()
+    slices = sorted(
+        {
+            n
+            for g in groups
+            for n, amount in g.representative.allocatable.items()
+            if n.startswith(MIG_PREFIX) and amount > 0
+        }
+    )
+    if not slices:
+        return ()
+    those = "that node advertises" if count == 1 else "those nodes advertise"
+    return (
+        f"{those} MIG devices instead ({_and(slices)}): under the mixed MIG strategy a GPU in MIG mode is offered "
+        f"only as {MIG_PREFIX}<profile>, never as {NVIDIA_GPU}; request one of them, or use the single strategy",
+    )
 
 
 def _and(names: tuple[str, ...] | list[str], conjunction: str = "and") -> str:
