@@ -25,6 +25,7 @@ from typing import Any
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.go_text import quote
 from gpulint.kube.kserve import KSERVE_CONTAINER, KSERVE_LEGACY_FRAMEWORKS, WORKER_CONTAINER
+from gpulint.kube.mutating_webhooks import CreateRequest, Scope, webhook_may_mutate
 from gpulint.kube.names import (
     dns1123_subdomain,
 )
@@ -373,3 +374,41 @@ def runtime_refusals(submitted: Submitted) -> list[Refusal]:
         return []
     path, words = problem
     return [Refusal(path, "KServe", words, since=_since(words))]
+
+
+# KServe's pod mutator (pkg/webhook/admission/pod/mutator.go: the storage initializer, the agent, the metrics
+# aggregator), as config/webhook/manifests.yaml installs it (v0.15.0, v0.16.0): never in a namespace labelled
+# control-plane (KServe's own, and Kubeflow's `kubeflow`), on the pods labelled with their InferenceService.
+POD_MUTATOR = "inferenceservice.kserve-webhook-server.pod-mutator"
+POD_LABEL = "serving.kserve.io/inferenceservice"  # constants.InferenceServicePodLabelKey
+SHIPPED_POD_MUTATOR: dict[str, Any] = {
+    "name": POD_MUTATOR,
+    "namespaceSelector": {"matchExpressions": [{"key": "control-plane", "operator": "DoesNotExist"}]},
+    "objectSelector": {"matchExpressions": [{"key": POD_LABEL, "operator": "Exists"}]},
+    "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}],
+}
+
+
+def predictor_storage_uri(isvc: dict[str, Any]) -> tuple[Path, str] | None:
+    """The storageUri of the predictor's model (or framework), which the pod mutator's storage initializer fetches."""
+    predictor = mapping(dig(isvc, "spec", "predictor"))
+    key = _kserve_model_key(predictor)
+    uri = mapping(predictor.get(key)).get("storageUri") if key else None
+    return (("spec", "predictor", key, "storageUri"), uri) if isinstance(uri, str) and uri else None
+
+
+def pod_mutator_reaches(webhook: dict[str, Any], isvc: str, namespace_labels: dict[str, Any]) -> bool:
+    """Whether the API server calls the pod mutator on the InferenceService's pods (the namespace's labels known)."""
+    request = CreateRequest("", "v1", "pods", Scope.NAMESPACED, {POD_LABEL: isvc}, namespace_labels)
+    return webhook_may_mutate(webhook, request)
+
+
+def selector_words(selector: Any) -> str:
+    """A label selector as kubectl describes its requirements: `control-plane DoesNotExist`, `team In (a, b)`."""
+    words = [f"{key}={value}" for key, value in mapping(mapping(selector).get("matchLabels")).items()]
+    for expression in map(mapping, sequence(mapping(selector).get("matchExpressions"))):
+        values = ", ".join(text(value) for value in sequence(expression.get("values")))
+        words.append(" ".join(w for w in (text(expression.get("key")), text(expression.get("operator"))) if w))
+        if values:
+            words[-1] += f" ({values})"
+    return ", ".join(words)

@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.kube import knative, kserve
-from gpulint.kube.fields import dig, mapping
+from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.kserve_runtimes import BUILT_IN
 from gpulint.kube.operators import CHECKS, kserve_config_gpu_types, refusals
+from gpulint.kube.operators import kserve as kserve_operator
 from gpulint.kube.typos import typo_of
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
@@ -37,6 +38,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     )
     if obj.ref.group == kserve.GROUP and obj.kind == "InferenceService":
         yield from _kserve_runtime_missing(obj, ctx)
+        yield from _kserve_pod_mutator(obj, ctx)
     found = refusals(obj.data, obj.ref.group, obj.kind, gpu_types)
     if not found:
         return
@@ -112,6 +114,47 @@ def _kserve_runtime_missing(obj: KubeObject, ctx: CheckContext) -> Iterator[Diag
         f"{name}{hint}",
         notes=tuple(notes),
         severity=None if namespaced else Severity.WARNING,
+    )
+
+
+def _kserve_pod_mutator(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A predictor whose storageUri only KServe's pod mutator fetches (its storage initializer), in a namespace the
+    mutator's namespaceSelector leaves out: the inventory's (or linted) configuration, else as KServe installs it."""
+    found = kserve_operator.predictor_storage_uri(obj.data)
+    labels = ctx.resolver.namespace_labels(obj.ref.namespace)
+    if found is None or labels is None:
+        return
+    webhook = ctx.resolver.mutating_webhook(kserve_operator.POD_MUTATOR)
+    source = "as the cluster's MutatingWebhookConfiguration holds it"
+    if webhook is None:
+        webhook, source = kserve_operator.SHIPPED_POD_MUTATOR, "as KServe installs it (config/webhook/manifests.yaml)"
+    if kserve_operator.pod_mutator_reaches(webhook, obj.ref.name, labels):
+        return
+    path, uri = found
+    selector = mapping(webhook.get("namespaceSelector"))
+    keys = [
+        *mapping(selector.get("matchLabels")),
+        *(text(mapping(e).get("key")) for e in sequence(selector.get("matchExpressions"))),
+    ]
+    held = ", ".join(f"{key}={labels[key]}" for key in dict.fromkeys(keys) if key in labels) or "no such label"
+    yield Diagnostic(
+        RULE_ID,
+        path,
+        f"KServe's pod mutator is not called on this InferenceService's pods: namespace '{obj.ref.namespace}' "
+        f"({held}) is outside its namespaceSelector ({kserve_operator.selector_words(selector)}), so no storage "
+        f"initializer fetches {uri} and the predictor starts without its model",
+        notes=(
+            f"webhook {kserve_operator.POD_MUTATOR}, {source}",
+            *(
+                (
+                    "KServe serves no InferenceService in a control-plane namespace (its own, or Kubeflow's kubeflow): "
+                    "deploy it to a user namespace (a Kubeflow profile's)",
+                )
+                if "control-plane" in keys
+                else ()
+            ),
+        ),
+        severity=Severity.WARNING,
     )
 
 

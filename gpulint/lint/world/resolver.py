@@ -19,7 +19,7 @@ from gpulint.kube.dra import compute_domain
 from gpulint.kube.dra.gates import DraFeatures, gates_in_use
 from gpulint.kube.features import DEFAULT as DEFAULT_GATES
 from gpulint.kube.features import FeatureGates
-from gpulint.kube.fields import dig, mapping, text
+from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gangs.members import group_references, joiner_key
 from gpulint.kube.gpu_stack import gpu_nodes
 from gpulint.kube.kai_admission import KaiAdmission
@@ -869,6 +869,24 @@ class Resolver:
         """(CRD, file) from the inventory: the cluster's, whatever the file."""
         return [(obj.data, obj.file) for obj in self._cluster.crds]
 
+    def namespace_labels(self, namespace: str) -> dict[str, Any] | None:
+        """A namespace's labels as admission matches them (with the name label the API server adds), None when
+        neither the linted files nor the inventory hold the Namespace."""
+        if not namespace or namespace not in self.namespaces:
+            return None
+        return {
+            **mapping(mapping(self.namespaces[namespace].get("metadata")).get("labels")),
+            mutating_webhooks.NAMESPACE_NAME_LABEL: namespace,
+        }
+
+    def mutating_webhook(self, name: str) -> dict[str, Any] | None:
+        """A webhook of the linted files' or the inventory's MutatingWebhookConfigurations, by its name (the
+        linted first)."""
+        webhooks = (
+            mapping(entry) for found in self._mutating_configurations for entry in sequence(found.get("webhooks"))
+        )
+        return next((dict(entry) for entry in webhooks if text(entry.get("name")) == name), None)
+
     @cached_property
     def _mutating_configurations(self) -> list[dict[str, Any]]:
         """The MutatingWebhookConfigurations of the linted files, then the inventory's."""
@@ -898,13 +916,7 @@ class Resolver:
         group, _, version = api_version.rpartition("/")
         plural, scope = self._resource_names.get((group, kind), (mutating_webhooks.guessed_plural(kind), Scope.UNKNOWN))
         metadata = mapping(data.get("metadata"))
-        namespace = text(metadata.get("namespace"))
-        namespace_labels: dict[str, Any] | None = None
-        if namespace and namespace in self.namespaces:
-            namespace_labels = {
-                **mapping(mapping(self.namespaces[namespace].get("metadata")).get("labels")),
-                mutating_webhooks.NAMESPACE_NAME_LABEL: namespace,
-            }
+        namespace_labels = self.namespace_labels(text(metadata.get("namespace")))
         request = mutating_webhooks.CreateRequest(
             group, version, plural, scope, mapping(metadata.get("labels")), namespace_labels
         )
