@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.kube import trainjob
+from gpulint.kube.fields import dig, mapping
 from gpulint.kube.typos import typo_of
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
@@ -66,6 +67,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             notes=(
                 f"specified {word} must be created before the TrainJob is created",
                 f"{plural}.{trainjob.GROUP} in the cluster: {', '.join(known) or 'none'}",
+                *_namespaced_instead(obj, ctx, ref),
             ),
         )
     elif ref.kind == "ClusterTrainingRuntime" and ref.name in SHIPPED:
@@ -89,3 +91,17 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             severity=Severity.INFO,
             run_note=True,
         )
+
+
+def _namespaced_instead(obj: KubeObject, ctx: CheckContext, ref: trainjob.RuntimeRef) -> tuple[str, ...]:
+    """A TrainingRuntime of the name in the TrainJob's namespace, while runtimeRef says (or defaults to) the
+    cluster's kind: the CRD defaults runtimeRef.kind to ClusterTrainingRuntime (kubeflow/sdk#536)."""
+    if ref.kind != "ClusterTrainingRuntime":
+        return ()
+    if ctx.resolver.workload_runtime(ref.group, "TrainingRuntime", obj.ref.namespace, ref.name) is None:
+        return ()
+    written = "says" if "kind" in mapping(dig(obj.data, "spec", "runtimeRef")) else "defaults to"
+    return (
+        f"a TrainingRuntime '{ref.name}' is in namespace '{obj.ref.namespace}', but runtimeRef.kind {written} "
+        "ClusterTrainingRuntime: set kind: TrainingRuntime to use it",
+    )
