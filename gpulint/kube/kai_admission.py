@@ -29,6 +29,10 @@ FRACTION_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
 GPU_RESOURCE = "nvidia.com/gpu"
 FIRST = (0, 10)  # the runtime enforcement plugin's first release
 FRACTION_ONLY = (0, 16)  # whole-GPU pods are no longer mutated
+# The binder's GPU reservation pod inherits the fraction pod's tolerations (#2000); before, it had none
+RESERVATION_TOLERATES = (0, 17)
+# What the DefaultTolerationSeconds admission plugin adds to every pod, the reservation pod's only tolerations
+DEFAULT_TOLERATED = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
 _TAG = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?")
 
 
@@ -42,9 +46,18 @@ class KaiAdmission:
 
 
 def _release(config: dict[str, Any]) -> tuple[int, int] | None:
-    tag = dig(config, "spec", "admission", "service", "image", "tag")
+    return release_of(dig(config, "spec", "admission", "service", "image", "tag"))
+
+
+def release_of(tag: object) -> tuple[int, int] | None:
+    """(major, minor) of an image tag naming a release (v0.13.4), None for any other."""
     match = _TAG.fullmatch(tag) if isinstance(tag, str) else None
     return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def is_fraction_pod(annotations: dict[str, Any]) -> bool:
+    """A GPU-fraction pod (the gpu-fraction or gpu-memory annotation): KAI's binder reserves its GPU with a pod."""
+    return any(key in annotations for key in FRACTION_ANNOTATIONS)
 
 
 def admission_of(config: dict[str, Any]) -> KaiAdmission:

@@ -11,14 +11,14 @@ from gpulint.kube.gpu_sharing import NVIDIA_GPU
 from gpulint.kube.gpu_stack import node_names
 from gpulint.kube.volcano_scheduler import CONF_KEY, SWITCHES, enabled_switches, switch_words
 from gpulint.kube.wording import first_and_more
-from gpulint.kube.workloads import PodSpecSite, extended_resource_path, site_resources
+from gpulint.kube.workloads import PodSpecSite, extended_resource_path, site_resources, template_metadata
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 
 if TYPE_CHECKING:
-    from gpulint.lint.verdicts.device_filters import MigMixture, SharedRequest, VgpuExcess
+    from gpulint.lint.verdicts.device_filters import MigMixture, ReservationEvicted, SharedRequest, VgpuExcess
 
 # The Volcano share switch is read from the linted files alone; the rest needs the inventory's nodes.
 SPEC = RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE, in_part=True)
@@ -33,7 +33,7 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     if resolver is None:
         return
     # imported here: without nodes the rule runs in part (the Volcano switch), and a one-file check stays lean
-    from gpulint.lint.verdicts.device_filters import sharing_verdict, vgpu_excesses
+    from gpulint.lint.verdicts.device_filters import kai_reservation_evicted, sharing_verdict, vgpu_excesses
 
     verdict = sharing_verdict(obj.kind, site, resolver, obj.facts)  # the one explain shows
     yield from (_shared_request(request) for request in verdict.shared)
@@ -41,6 +41,28 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     yield from (_too_many_vgpus(excess) for excess in vgpu_excesses(obj.kind, site, resolver, obj.facts))
     if verdict.mixture is not None:
         yield _mig_mixture(site, verdict.mixture)
+    annotations = mapping(template_metadata(obj.data, site).get("annotations"))
+    evicted = kai_reservation_evicted(obj.kind, site, resolver, dict(annotations))
+    if evicted is not None:
+        yield _reservation_evicted(site, evicted)
+
+
+def _reservation_evicted(site: PodSpecSite, evicted: ReservationEvicted) -> Diagnostic:
+    """KAI's GPU reservation pod, without tolerations, evicted from every node the fraction pod can use."""
+    release = f"KAI {evicted.release}" if evicted.release else "KAI before v0.17.0"
+    nodes = first_and_more([f"{node} ({taint})" for node, taint in evicted.taints], 3, noun="nodes")
+    return Diagnostic(
+        RULE_ID,
+        (*site.path[:-1], "metadata", "annotations", evicted.key),
+        f"KAI binds this GPU fraction ({evicted.fraction}) through a reservation pod with no tolerations, which the "
+        "taint manager evicts from every node the pod can use: the fraction is never bound",
+        notes=(
+            f"NoExecute taints: {nodes}",
+            f"{release}: the binder places the reservation pod by nodeName, passing NoSchedule taints but not "
+            "NoExecute ones (v0.17.0 gives it the fraction pod's tolerations)",
+            "ask for a whole GPU, or leave a GPU node without the NoExecute taint",
+        ),
+    )
 
 
 def _too_many_vgpus(excess: VgpuExcess) -> Diagnostic:

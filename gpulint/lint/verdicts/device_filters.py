@@ -5,13 +5,20 @@ here: gpu-unschedulable and gpu-sharing word them, `explain` shows them in its c
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.device_plugin_config import sharing_settings
 from gpulint.kube.fields import counted, mapping
 from gpulint.kube.gpu_sharing import MPS, NVIDIA_GPU, NodeResource, node_resource
+from gpulint.kube.kai_admission import (
+    DEFAULT_TOLERATED,
+    FRACTION_ANNOTATIONS,
+    RESERVATION_TOLERATES,
+    is_fraction_pod,
+    release_of,
+)
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.queueing.batch_queues import KAI_SCHEDULER
 from gpulint.kube.refs import Path
@@ -373,3 +380,44 @@ def sharing_verdict(
     return SharingVerdict(
         shared_requests(site, fit, resolver), mig_mixture(fit, resolver) if NVIDIA_GPU in pod.requests else None
     )
+
+
+@dataclass(frozen=True)
+class ReservationEvicted:
+    """A KAI GPU-fraction pod whose every usable node has a NoExecute taint its GPU reservation pod does not
+    tolerate (the binder's reservation pod, before KAI v0.17.0, carries none)."""
+
+    key: str  # the annotation that makes it a fraction pod
+    fraction: str  # the annotation as written: gpu-fraction 0.25
+    taints: tuple[tuple[str, str], ...]  # (node, taint) per usable node, the first such taint
+    release: str  # the KAI release the linted Config names ("" when none)
+
+
+def kai_reservation_evicted(
+    kind: str, site: PodSpecSite, resolver: Resolver, annotations: dict[str, Any]
+) -> ReservationEvicted | None:
+    """KAI binds a GPU fraction by a reservation pod it places by nodeName (which passes NoSchedule taints) with no
+    tolerations (pkg/binder/binding/resourcereservation createResourceReservationPod, v0.13.4 to v0.16.8): the taint
+    manager evicts it from a node with a NoExecute taint, so the fraction is never bound there."""
+    kai = resolver.kai_admission
+    scheduler = kai.scheduler_name if kai is not None else KAI_SCHEDULER
+    if site.spec.get("schedulerName") != scheduler or not is_fraction_pod(annotations):
+        return None
+    release = release_of(kai.release) if kai is not None else None
+    if release is not None and release >= RESERVATION_TOLERATES:
+        return None
+    pod = pod_requirements(admitted_pod_spec(kind, site.spec, resolver))
+    pod = replace(pod, requests={**pod.requests, NVIDIA_GPU: pod.requests.get(NVIDIA_GPU) or Fraction(1)})
+    fit = resolver.model.evaluate(pod)
+    if not fit.fits:
+        return None  # it fits no GPU node at all: gpu-unschedulable says why
+    taints = []
+    for node in fit.fitting:
+        evicting = next((t for t in node.taints if t.effect == "NoExecute" and t.key not in DEFAULT_TOLERATED), None)
+        if evicting is None:
+            return None  # a node keeps the reservation pod: KAI may bind the fraction there
+        taints.append(
+            (node.name, f"{evicting.key}={evicting.value}:NoExecute" if evicting.value else f"{evicting.key}:NoExecute")
+        )
+    key = next(key for key in FRACTION_ANNOTATIONS if key in annotations)
+    return ReservationEvicted(key, f"{key} {annotations[key]}", tuple(taints), kai.release if kai is not None else "")
