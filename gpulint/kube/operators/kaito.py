@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from gpulint.kube.fields import dig, text
+from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.names import (
     dns1123_label,
 )
@@ -44,3 +44,17 @@ GROUP = KAITO_GROUP
 
 def refusals(submitted: Submitted) -> list[Refusal]:
     return list(_kaito_workspace(submitted.data))
+
+
+def byo_selector(workspace: dict[str, Any]) -> tuple[dict[str, str], tuple[str, ...]] | None:
+    """A Workspace's resource.labelSelector matchLabels and its preferredNodes, when it names both and no
+    matchExpressions (KAITO lists nodes by the matchLabels: pkg/workspace/controllers getAllQualifiedNodes,
+    v0.4.0-v0.7.x; from v0.8 preferredNodes is ignored and the labels alone select; every release gives the pods
+    a required node affinity of them: pkg/workspace/manifests)."""
+    resource = mapping(workspace.get("resource"))
+    selector = mapping(resource.get("labelSelector"))
+    labels = {text(key): text(value) for key, value in mapping(selector.get("matchLabels")).items()}
+    preferred = tuple(text(name) for name in sequence(resource.get("preferredNodes")) if text(name))
+    if not labels or not preferred or selector.get("matchExpressions"):
+        return None
+    return labels, preferred

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from gpulint.kube import knative, kserve
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.kserve_runtimes import BUILT_IN
-from gpulint.kube.operators import CHECKS, kserve_config_gpu_types, refusals
+from gpulint.kube.operators import CHECKS, kaito, kserve_config_gpu_types, refusals
 from gpulint.kube.operators import kserve as kserve_operator
 from gpulint.kube.typos import typo_of
+from gpulint.kube.wording import first_and_more
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
 from gpulint.lint.inputs.objects import KubeObject
@@ -39,6 +40,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.ref.group == kserve.GROUP and obj.kind == "InferenceService":
         yield from _kserve_runtime_missing(obj, ctx)
         yield from _kserve_pod_mutator(obj, ctx)
+    if obj.ref.group == kaito.KAITO_GROUP and obj.kind == "Workspace":
+        yield from _kaito_preferred_unlabelled(obj, ctx)
     found = refusals(obj.data, obj.ref.group, obj.kind, gpu_types)
     if not found:
         return
@@ -153,6 +156,35 @@ def _kserve_pod_mutator(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnost
                 if "control-plane" in keys
                 else ()
             ),
+        ),
+        severity=Severity.WARNING,
+    )
+
+
+def _kaito_preferred_unlabelled(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """The inventory's preferred nodes of a Workspace, none carrying its labelSelector's labels, and no other node
+    that does: KAITO uses none of them and asks for a new node (a NodeClaim) instead."""
+    found = kaito.byo_selector(obj.data)
+    nodes = ctx.resolver.nodes
+    if found is None or not nodes:
+        return
+    labels, preferred = found
+    if any(all(node.labels.get(key) == value for key, value in labels.items()) for node in nodes):
+        return  # a node carries them: KAITO may use it
+    held = [node for node in nodes if node.name in preferred]
+    if not held:
+        return  # the preferred nodes are not in the inventory: nothing is known of their labels
+    wanted = ", ".join(f"{key}={value}" for key, value in labels.items())
+    names = first_and_more([node.name for node in held], 3, noun="nodes")
+    yield Diagnostic(
+        RULE_ID,
+        ("resource", "labelSelector", "matchLabels"),
+        f"KAITO does not use preferred node {names}: it lacks the Workspace's resource.labelSelector "
+        f"({wanted}), which KAITO selects nodes by and its pods require, so it asks for a new node (a NodeClaim) "
+        "instead, which stays Pending where no node provisioner runs",
+        notes=(
+            "no node of the inventory carries " + wanted,
+            f"label the node (kubectl label node {held[0].name} {wanted}), or select on a label it has",
         ),
         severity=Severity.WARNING,
     )
