@@ -497,6 +497,18 @@ def test_a_device_taint_rule_without_a_device_taints_the_whole_pool():
     assert not by_rule(lint(ALL_MIGS, inventory(UNTAINTED + other_pool)), "claim-unsatisfiable")
 
 
+def test_a_device_taint_rule_without_a_selector_taints_no_device():
+    # the API server accepts a rule without deviceSelector, and the ResourceSlice tracker's applyPatches skips
+    # it: "No selector matches no devices" (k8s.io/dynamic-resource-allocation v0.37.2 resourceslice/tracker)
+    no_selector = RULE.replace("  deviceSelector: {driver: gpu.nvidia.com, pool: gpu-node-1, device: mig-1}\n", "")
+    assert "deviceSelector" not in no_selector
+    assert not by_rule(lint(ALL_MIGS, inventory(UNTAINTED + no_selector)), "claim-unsatisfiable")
+    # an empty selector selects every device
+    every = RULE.replace("{driver: gpu.nvidia.com, pool: gpu-node-1, device: mig-1}", "{}")
+    (finding,) = by_rule(lint(ALL_MIGS, inventory(UNTAINTED + every)), "claim-unsatisfiable")
+    assert "has the taint example.com/maintenance=drain:NoExecute" in shown(finding)
+
+
 def test_a_shared_device_serves_one_request_once():
     # allocateOne moves on to the next device for a request's next unit: one shared device is one unit
     two = shared_pod("10Gi", "10Gi").replace("capacity:\n                  requests: {memory: 10Gi}", "count: 2", 1)
