@@ -485,6 +485,9 @@ def test_a_device_taint_rule_taints_the_devices_it_selects():
     # the rule in the linted files counts as well, and DRADeviceTaints off ignores it
     assert by_rule(lint(TWO_MIGS + RULE.replace("\n", "\n    "), inventory(UNTAINTED)), "claim-unsatisfiable")
     assert not by_rule(lint(TWO_MIGS, cluster, feature_gates={"DRADeviceTaints": False}), "claim-unsatisfiable")
+    # the scheduler's ResourceSlice tracker applies rules only with DRADeviceTaintRules (GA in 1.37, off by
+    # default in 1.36: pkg/features/kube_features.go v1.37.2)
+    assert not by_rule(lint(TWO_MIGS, cluster, feature_gates={"DRADeviceTaintRules": False}), "claim-unsatisfiable")
 
 
 def test_a_device_taint_rule_without_a_device_taints_the_whole_pool():
