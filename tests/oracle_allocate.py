@@ -215,12 +215,13 @@ RULES = st.one_of(
 )
 
 # The gates of taints, GA in 1.37 and not locked (pkg/features/kube_features.go v1.37.2): DRADeviceTaints (the
-# allocator heeds taints and tolerations) and DRADeviceTaintRules (the tracker applies the rules); stated on both
-# sides, mostly left at their defaults
+# allocator heeds taints and tolerations) and DRADeviceTaintRules (the tracker applies the rules), which depends
+# on it (Kubernetes refuses it on with DRADeviceTaints off); stated on both sides, mostly left at their defaults
 ALLOCATE_GATES = st.one_of(
     st.just({}),
     st.just({}),
-    st.fixed_dictionaries({}, optional={"DRADeviceTaints": st.booleans(), "DRADeviceTaintRules": st.booleans()}),
+    st.just({"DRADeviceTaints": False, "DRADeviceTaintRules": False}),
+    st.fixed_dictionaries({}, optional={"DRADeviceTaints": st.just(True), "DRADeviceTaintRules": st.booleans()}),
 )
 
 # --------------------------------------------------------------------------- the pod and its claims
