@@ -5,16 +5,21 @@ inventory). docs/oracle.md says what is compared and why."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
 from hypothesis import strategies as st
 from oracle_families import CEL_EXPRESSION
 
+from gpulint.kube.dra.allocation import claim_spec_of
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
 from gpulint.lint.inputs.sources import Source
 from gpulint.lint.run import LintRun
+from gpulint.lint.verdicts.scheduling import dra_verdict, pod_sites, scheduling_verdict
+from gpulint.lint.verdicts.shared import claim_entries
 from gpulint.lint.world.inventory import load_inventory
 
 DRIVER = "gpu.example.com"
@@ -58,7 +63,7 @@ NODES = st.lists(st.sampled_from(NODE_NAMES), min_size=1, max_size=3, unique=Tru
 _TAINT = st.fixed_dictionaries(
     {
         "key": st.sampled_from([f"{DRIVER}/unhealthy", "maintenance"]),
-        "effect": st.sampled_from(["NoSchedule", "NoExecute"]),
+        "effect": st.sampled_from(["NoSchedule", "NoExecute", "None"]),
     },
     optional={"value": st.sampled_from(["true", "ecc"])},
 )
@@ -77,8 +82,11 @@ _DEVICE = st.fixed_dictionaries(
             {"memory": st.fixed_dictionaries({"value": st.sampled_from(["40Gi", "80Gi"])})}
         ),
     },
-    optional={"taints": st.lists(_TAINT, min_size=1, max_size=1)},
 )
+# a device is tainted now and then: most of a pool's devices are free to allocate
+_DEVICE = st.tuples(
+    _DEVICE, st.one_of(st.just([]), st.just([]), st.just([]), st.lists(_TAINT, min_size=1, max_size=2))
+).map(lambda drawn: {**drawn[0], "taints": drawn[1]} if drawn[1] else drawn[0])
 
 
 def _unique_names(devices: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -168,6 +176,54 @@ CLASSES = st.builds(
     st.one_of(st.sampled_from([f'device.attributes["{DRIVER}"].model == "h100"', "true"]), CEL_EXPRESSION),
 )
 
+_RULE_SELECTOR = st.one_of(
+    st.none(),  # no selector: the tracker taints no device (applyPatches)
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "driver": st.sampled_from([DRIVER, "other.example.com"]),
+            "pool": st.sampled_from(["pool-0", "pool-1", "pool-2"]),
+            "device": st.sampled_from(["gpu-0", "gpu-1", "gpu-2", "gpu-3"]),
+        },
+    ),
+)
+_RULE_TAINT = st.fixed_dictionaries(
+    {
+        "key": st.sampled_from([f"{DRIVER}/unhealthy", "maintenance"]),
+        "effect": st.sampled_from(["NoSchedule", "NoExecute", "None"]),
+    },
+    optional={"value": st.sampled_from(["true", "ecc"])},
+)
+
+
+def _rule(index: int, selector: dict[str, Any] | None, taint: dict[str, Any]) -> dict[str, Any]:
+    spec: dict[str, Any] = {"taint": taint}
+    if selector is not None:
+        spec["deviceSelector"] = selector
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": f"rule-{index}"},
+            "spec": spec}  # fmt: skip
+
+
+# DeviceTaintRules (DRADeviceTaintRules, GA in 1.37): the ResourceSlice tracker adds their taint to the devices
+# they select before the allocator sees them (k8s.io/dynamic-resource-allocation v0.37.2 resourceslice/tracker)
+RULES = st.one_of(
+    st.just([]),
+    st.just([]),
+    st.lists(st.tuples(_RULE_SELECTOR, _RULE_TAINT), min_size=1, max_size=2).map(
+        lambda drawn: [_rule(i, selector, taint) for i, (selector, taint) in enumerate(drawn)]
+    ),
+)
+
+# The gates of taints, GA in 1.37 and not locked (pkg/features/kube_features.go v1.37.2): DRADeviceTaints (the
+# allocator heeds taints and tolerations) and DRADeviceTaintRules (the tracker applies the rules), which depends
+# on it (Kubernetes refuses it on with DRADeviceTaints off); stated on both sides, mostly left at their defaults
+ALLOCATE_GATES = st.one_of(
+    st.just({}),
+    st.just({}),
+    st.just({"DRADeviceTaints": False, "DRADeviceTaintRules": False}),
+    st.fixed_dictionaries({}, optional={"DRADeviceTaints": st.just(True), "DRADeviceTaintRules": st.booleans()}),
+)
+
 # --------------------------------------------------------------------------- the pod and its claims
 
 _SELECTOR = st.one_of(
@@ -193,6 +249,10 @@ _TOLERATION = st.one_of(
     st.fixed_dictionaries({"key": st.just(f"{DRIVER}/unhealthy"), "operator": st.just("Exists")}),
     st.fixed_dictionaries(
         {"key": st.just(f"{DRIVER}/unhealthy"), "operator": st.just("Equal"), "value": st.just("true")},
+        optional={"effect": st.sampled_from(["NoSchedule", "NoExecute"])},
+    ),
+    st.fixed_dictionaries(
+        {"key": st.just("maintenance"), "operator": st.just("Equal"), "value": st.sampled_from(["ecc", ""])},
         optional={"effect": st.sampled_from(["NoSchedule", "NoExecute"])},
     ),
 )
@@ -243,7 +303,7 @@ def _held(draw: Any, slices: list[dict[str, Any]]) -> list[dict[str, Any]]:
     published = sorted(
         {(s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"]) for s in slices for d in s["spec"]["devices"]}
     )
-    if not published or draw(st.integers(0, 2)) != 0:
+    if not published or draw(st.integers(0, 2)) != 2:  # the simplest draw holds nothing
         return []
     taken = draw(st.lists(st.sampled_from(published), min_size=1, max_size=2, unique=True))
     results = [{"request": "held", "driver": d, "pool": p, "device": n} for d, p, n in taken]
@@ -268,7 +328,7 @@ def allocate_case(draw: Any) -> dict[str, Any]:
     """Both sides' inputs: ``manifests`` (what gpulint lints) and ``oracle`` (the cluster the scheduler sees,
     with template claims made as the resourceclaim controller makes them)."""
     admin = draw(st.integers(0, 5)) == 0
-    nodes, slices, classes = draw(NODES), draw(SLICES), draw(CLASSES)
+    nodes, slices, classes, rules = draw(NODES), draw(SLICES), draw(CLASSES), draw(RULES)
     held = draw(_held(slices))
     pod_claims: list[dict[str, Any]] = []
     claims: list[dict[str, Any]] = []  # the oracle's
@@ -346,8 +406,16 @@ def allocate_case(draw: Any) -> dict[str, Any]:
         "slices": slices,
         "classes": classes,
         "held": held,
+        "rules": rules,
         "manifests": [pod, *direct, *templates],
-        "oracle": {"pod": oracle_pod, "nodes": nodes, "slices": slices, "classes": classes, "claims": [*held, *claims]},
+        "oracle": {
+            "pod": oracle_pod,
+            "nodes": nodes,
+            "slices": slices,
+            "classes": classes,
+            "claims": [*held, *claims],
+            "taintRules": rules,
+        },
     }
 
 
@@ -376,20 +444,71 @@ def _documents(objects: list[dict[str, Any]]) -> bytes:
     return yaml.safe_dump_all(objects, sort_keys=False).encode()
 
 
-def gpulint_stops(case: dict[str, Any]) -> list[str]:
-    """The findings by which gpulint says the pod stays Pending for its claims (empty: it says nothing)."""
+@dataclass(frozen=True)
+class GpulintAnswer:
+    """What gpulint's check says of the case: the findings by which the pod stays Pending for its claims, and the
+    DRA verdict check and explain share (scheduling.dra_verdict), per node."""
+
+    stops: list[str]
+    nodes: dict[str, bool | None]  # per node on the empty cluster: the claims fit, do not, or unknown
+    now: dict[str, bool | None]  # the same with the devices other pods' claims hold taken (verdicts_now)
+    # per pod claim and request, the devices the allocator must give it on a node (ExactCount: its count; All:
+    # every device the class and selectors match there); firstAvailable requests are left out (which subrequest
+    # the allocator takes is a first-fit choice gpulint does not model)
+    counts: Callable[[str], dict[str, dict[str, int]]]
+
+
+def _run(case: dict[str, Any], gates: dict[str, bool]) -> LintRun:
     namespace: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
     if case["admin"]:
         namespace["metadata"]["labels"] = {ADMIN_LABEL: "true"}
-    cluster = [*case["nodes"], *case["classes"], *case["slices"], *case["held"]]
+    cluster = [*case["nodes"], *case["classes"], *case["slices"], *case["held"], *case["rules"]]
     inventory = load_inventory(["inventory.yaml"], [Source("inventory.yaml", content=_documents(cluster))])
     source = Source("pod.yaml", content=_documents([namespace, *case["manifests"]]))
-    findings = LintRun(Config(), [source], inventory).report().findings
-    return [
+    return LintRun(Config(feature_gates=dict(gates) if gates else None), [source], inventory)
+
+
+def gpulint_answer(case: dict[str, Any], gates: dict[str, bool]) -> GpulintAnswer:
+    run = _run(case, gates)
+    findings = run.report().findings
+    stops = [
         f"{f.rule} ({f.severity.name.lower()}): {f.message}"
         for f in findings
         if f.rule in STOPPING_RULES and f.severity in (Severity.ERROR, Severity.WARNING)
     ]
+    resolver = run.resolver
+    obj = next(o for parsed in run.files for o in parsed.objects if o.kind == "Pod")
+    site = pod_sites(obj)[0]
+    fit = scheduling_verdict(obj.kind, site, resolver, namespace=obj.ref.namespace).fit
+    verdict = dra_verdict(obj, site, resolver, fit)
+    nodes = {n.name: v.fits for g, v in verdict.answers for n in g.nodes} if verdict is not None else {}
+    dra = resolver.dra
+    entries = [(entry, located, kind) for entry, located, kind in claim_entries(obj, site, resolver) if located]
+    claims = tuple(claim_spec_of(located.data, kind) for _, located, kind in entries)
+    now = {n.name: v.fits for g, v in dra.verdicts_now(claims) for n in g.nodes} if dra.has_devices else {}
+
+    def counts(node: str) -> dict[str, dict[str, int]]:
+        devices = next((g.devices for g in dra.groups() if any(n.name == node for n in g.nodes)), [])
+        out: dict[str, dict[str, int]] = {}
+        for (entry, _, _), claim in zip(entries, claims):
+            out[str(entry.get("name"))] = {
+                r.name: len(dra.allocator.selected(r.alternatives[0], devices))
+                if r.alternatives[0].all_devices
+                else r.alternatives[0].count
+                for r in claim.requests
+                if not r.first_available and r.alternatives
+            }
+        return out
+
+    return GpulintAnswer(stops, nodes, now, counts)
+
+
+def _dropped_tolerations(stop: str) -> bool:
+    """feature-gate-required's warning that the API server drops a request's tolerations with DRADeviceTaints off:
+    true, and no stop, for the allocator then ignores device taints as well (Features.DeviceTaints)."""
+    return (
+        stop.startswith("feature-gate-required") and "uses device tolerations, which needs the DRADeviceTaints" in stop
+    )
 
 
 def _runtime_error(stop: str) -> bool:
@@ -407,12 +526,52 @@ def empty_cluster(case: dict[str, Any]) -> dict[str, Any]:
     return {**oracle, "claims": [c for c in oracle["claims"] if c["metadata"]["name"] not in held]}
 
 
-def compare_allocate(case: dict[str, Any], answer: dict[str, Any], empty: dict[str, Any]) -> list[str]:
+def compare_allocate(
+    case: dict[str, Any], answer: dict[str, Any], empty: dict[str, Any], gates: dict[str, bool]
+) -> list[str]:
     """Kubernetes schedules the pod somewhere (a node passes every filter, DynamicResources' among them) or not
     (its "0/N nodes are available" summary, or a filter's error); gpulint must not say the pod stays Pending
     where it schedules now (``answer``), and should say so where it cannot schedule on the empty cluster
-    (``empty``: the same without the claims other pods hold)."""
-    stops = gpulint_stops(case)
+    (``empty``: the same without the claims other pods hold). Node by node, gpulint's DRA verdict (unknown aside)
+    must be the scheduler's: on the empty cluster against ``empty``, with the held devices taken against
+    ``answer``; on the node Reserve allocates on, each request gets the devices gpulint counts for it."""
+    gpulint = gpulint_answer(case, gates)
+    stops = [stop for stop in gpulint.stops if not _dropped_tolerations(stop)]
+    return [*_compare_pod(stops, answer, empty), *compare_nodes(gpulint, answer, empty)]
+
+
+def _fits(reasons: list[str] | None) -> bool | None:
+    return None if reasons is None else not reasons
+
+
+def compare_nodes(gpulint: GpulintAnswer, answer: dict[str, Any], empty: dict[str, Any]) -> list[str]:
+    """Per node and per request (a filter's error fails the whole attempt: no node is judged then)."""
+    found = []
+    for said, told, view in ((gpulint.nodes, empty, "empty cluster"), (gpulint.now, answer, "now")):
+        if told.get("error"):
+            continue
+        for node, fits in sorted(said.items()):
+            kube = _fits(told["nodes"].get(node))
+            if fits is not None and kube is not None and fits != kube:
+                found.append(
+                    f"node {node} ({view}): Kubernetes {'fits' if kube else told['nodes'][node]}; "
+                    f"gpulint {'fits' if fits else 'does not fit'}"
+                )
+    node = answer.get("node")
+    if node and not answer.get("error") and gpulint.now.get(node):
+        counted = gpulint.counts(node)
+        for claim, requests in counted.items():
+            got = answer["requests"].get(claim, {})
+            for request, count in requests.items():
+                if got.get(request, 0) != count:
+                    found.append(
+                        f"claim {claim} request {request} on {node}: Kubernetes allocates {got.get(request, 0)} "
+                        f"device(s) {answer['devices'].get(claim)}; gpulint counts {count}"
+                    )
+    return found
+
+
+def _compare_pod(stops: list[str], answer: dict[str, Any], empty: dict[str, Any]) -> list[str]:
     if not answer.get("error") and not answer["summary"] and stops and not all(_runtime_error(s) for s in stops):
         return [f"false error: Kubernetes allocates on {answer['node']} {answer['devices']}; gpulint: {stops}"]
     if stops:

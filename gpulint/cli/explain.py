@@ -632,6 +632,9 @@ def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, verdict: 
             f"the claims can be allocated on {dra.fitting} of the {dra.allowed} nodes that pass the other filters"
         )
         return Step("DRA claims", OK, lines)
+    if dra.unknown is not None:
+        lines.append(f"allocation not evaluated: {dra.unknown}")
+        return Step("DRA claims", INFO, lines)
     lines.append(dra.reason or "no node that passes the other filters publishes devices")
     return Step("DRA claims", FAIL, lines)
 

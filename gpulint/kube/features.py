@@ -19,6 +19,7 @@ GATES: dict[str, tuple[tuple[str, str, bool], ...]] = {
     "DRADeviceBindingConditions": (("1.34", "alpha", False), ("1.36", "beta", True)),
     "DRAResourceClaimDeviceStatus": (("1.32", "alpha", False), ("1.33", "beta", True), ("1.37", "GA", True)),
     "DRADeviceTaints": (("1.33", "alpha", False), ("1.36", "beta", True), ("1.37", "GA", True)),
+    "DRADeviceTaintRules": (("1.35", "alpha", False), ("1.36", "beta", False), ("1.37", "GA", True)),
     "DRAExtendedResource": (("1.34", "alpha", False), ("1.36", "beta", True), ("1.37", "GA", True)),
     "DRAListTypeAttributes": (("1.36", "alpha", False),),
     "DRAPartitionableDevices": (("1.33", "alpha", False), ("1.36", "beta", True)),

@@ -50,6 +50,8 @@ type draAllocateAnswer struct {
 	// DynamicResources plugin's Reserve allocates there ("driver/pool/device")
 	Node    string              `json:"node"`
 	Devices map[string][]string `json:"devices"`
+	// per pod claim, the number of devices each request got ("req-0", or "req-0/sub-1" for a subrequest)
+	Requests map[string]map[string]int `json:"requests"`
 	// a filter's error status, which fails the whole scheduling attempt
 	Error string `json:"error,omitempty"`
 }
@@ -153,7 +155,7 @@ func answerDRAAllocate(_ map[string]bool, body json.RawMessage) (any, error) {
 		// Pending and is retried (schedule_one.go handleSchedulingFailure)
 		return &draAllocateAnswer{Error: err.Error()}, nil
 	}
-	result := &draAllocateAnswer{scheduleAnswer: *answer, Devices: map[string][]string{}}
+	result := &draAllocateAnswer{scheduleAnswer: *answer, Devices: map[string][]string{}, Requests: map[string]map[string]int{}}
 	if answer.Summary != "" {
 		return result, nil
 	}
@@ -174,11 +176,14 @@ func answerDRAAllocate(_ map[string]bool, body json.RawMessage) (any, error) {
 			}
 		}
 		devices := []string{}
+		counts := map[string]int{}
 		if allocation := draManager.ResourceClaims().GetPendingAllocation(claimUIDs[pod.Namespace+"/"+name]); allocation != nil {
 			for _, r := range allocation.Devices.Results {
 				devices = append(devices, r.Driver+"/"+r.Pool+"/"+r.Device)
+				counts[r.Request]++
 			}
 		}
+		result.Requests[podClaim.Name] = counts
 		sort.Strings(devices)
 		result.Devices[podClaim.Name] = devices
 	}

@@ -89,8 +89,8 @@ def pod(requests: str, node_selector: str = "") -> str:
     )
 
 
-def findings(manifest: str) -> list[str]:
-    inventory = load_inventory(["cluster.yaml"], [Source("cluster.yaml", content=CLUSTER.encode())])
+def findings(manifest: str, cluster: str = CLUSTER) -> list[str]:
+    inventory = load_inventory(["cluster.yaml"], [Source("cluster.yaml", content=cluster.encode())])
     run = LintRun(Config(), [Source("pod.yaml", content=manifest.encode())], inventory)
     found = run.report().findings
     return [" ".join([f.message, *f.notes]) for f in found if f.rule == "claim-unsatisfiable"]
@@ -189,3 +189,33 @@ def test_the_same_selectors_in_the_other_order_fail_on_that_device():
     first, second = MEMORY_FIRST.split("    - cel:")[1:]
     swapped = MEMORY_FIRST.replace(first, "\x00").replace(second, first).replace("\x00", second)
     assert cel_findings(pod(swapped)) == ["CEL runtime error on device gpu.example.com/gpu-b/gpu-0: no such key: index"]
+
+
+# The scheduler's PreFilter refuses a claim whose request or subrequest names a class that does not exist ("request
+# gpu/sub-0: device class missing does not exist", on every node), whatever its other subrequests offer; the oracle
+# found gpulint's allocator taking such a class for one without selectors and saying the claims fit node by node.
+# An inventory that lists no DeviceClass does not say which exist (device-class-unknown stays silent).
+NO_CLASSES = "\n---\n".join(doc for doc in CLUSTER.split("\n---\n") if "kind: DeviceClass" not in doc)
+
+
+def test_a_class_the_inventory_lacks_leaves_the_allocation_unknown_where_it_would_fit(write):
+    assert "DeviceClass" not in NO_CLASSES and NO_CLASSES.count("kind: ResourceSlice") == 2
+    one = pod("- {name: gpu, exactly: {deviceClassName: gpu.example.com}}")
+    cluster, manifest = write("cluster.yaml", NO_CLASSES), write("pod.yaml", one)
+    explained = run_cli("explain", str(manifest), "--inventory", str(cluster), "--format", "json")
+    explanations = json.loads(explained.stdout)["explanations"]
+    (dra,) = [step for e in explanations for step in e["steps"] if step["title"] == "DRA claims"]
+    assert dra["status"] == "info"
+    assert "allocation not evaluated: device class gpu.example.com is not in the inventory" in dra["lines"]
+    assert findings(one, NO_CLASSES) == []
+
+
+def test_a_class_the_inventory_lacks_cannot_make_room_for_more_devices_than_a_node_has(write):
+    # whatever the class selects, no node has five devices: the claims never fit (explain's DRA step says so)
+    five = pod("- {name: gpu, exactly: {deviceClassName: gpu.example.com, count: 5}}")
+    cluster, manifest = write("cluster.yaml", NO_CLASSES), write("pod.yaml", five)
+    explained = run_cli("explain", str(manifest), "--inventory", str(cluster), "--format", "json")
+    explanations = json.loads(explained.stdout)["explanations"]
+    (dra,) = [step for e in explanations for step in e["steps"] if step["title"] == "DRA claims"]
+    assert dra["status"] == "FAIL"
+    assert any("needs 5 devices of class gpu.example.com" in line for line in dra["lines"])

@@ -485,6 +485,9 @@ def test_a_device_taint_rule_taints_the_devices_it_selects():
     # the rule in the linted files counts as well, and DRADeviceTaints off ignores it
     assert by_rule(lint(TWO_MIGS + RULE.replace("\n", "\n    "), inventory(UNTAINTED)), "claim-unsatisfiable")
     assert not by_rule(lint(TWO_MIGS, cluster, feature_gates={"DRADeviceTaints": False}), "claim-unsatisfiable")
+    # the scheduler's ResourceSlice tracker applies rules only with DRADeviceTaintRules (GA in 1.37, off by
+    # default in 1.36: pkg/features/kube_features.go v1.37.2)
+    assert not by_rule(lint(TWO_MIGS, cluster, feature_gates={"DRADeviceTaintRules": False}), "claim-unsatisfiable")
 
 
 def test_a_device_taint_rule_without_a_device_taints_the_whole_pool():
@@ -495,6 +498,18 @@ def test_a_device_taint_rule_without_a_device_taints_the_whole_pool():
     )
     other_pool = RULE.replace("pool: gpu-node-1", "pool: gpu-node-2")
     assert not by_rule(lint(ALL_MIGS, inventory(UNTAINTED + other_pool)), "claim-unsatisfiable")
+
+
+def test_a_device_taint_rule_without_a_selector_taints_no_device():
+    # the API server accepts a rule without deviceSelector, and the ResourceSlice tracker's applyPatches skips
+    # it: "No selector matches no devices" (k8s.io/dynamic-resource-allocation v0.37.2 resourceslice/tracker)
+    no_selector = RULE.replace("  deviceSelector: {driver: gpu.nvidia.com, pool: gpu-node-1, device: mig-1}\n", "")
+    assert "deviceSelector" not in no_selector
+    assert not by_rule(lint(ALL_MIGS, inventory(UNTAINTED + no_selector)), "claim-unsatisfiable")
+    # an empty selector selects every device
+    every = RULE.replace("{driver: gpu.nvidia.com, pool: gpu-node-1, device: mig-1}", "{}")
+    (finding,) = by_rule(lint(ALL_MIGS, inventory(UNTAINTED + every)), "claim-unsatisfiable")
+    assert "has the taint example.com/maintenance=drain:NoExecute" in shown(finding)
 
 
 def test_a_shared_device_serves_one_request_once():

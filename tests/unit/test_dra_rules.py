@@ -10,6 +10,7 @@ from support.manifests import TWO_CLAIM_POD
 
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
+from gpulint.lint.inputs.sources import Source
 from gpulint.lint.world.inventory import load_inventory
 
 DRA = str(DATA / "dra")
@@ -746,3 +747,72 @@ def test_a_runtime_error_an_exact_count_may_never_reach_is_a_warning(cluster):
     )
     (old,) = by_rule(lint(template(gpus(1, selector=strict)), cluster), "cel-invalid")
     assert old.severity is Severity.ERROR and "gpu.nvidia.com/old-0/" in old.message
+
+
+HELD_CLUSTER = """
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-a, labels: {kubernetes.io/hostname: gpu-a}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: device.driver == "gpu.example.com"}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpu-a-gpu.example.com}
+spec:
+  driver: gpu.example.com
+  nodeName: gpu-a
+  pool: {name: gpu-a, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {model: {string: a100}}}
+  - {name: gpu-1, attributes: {model: {string: a100}, index: {int: 1}}}
+---
+# another pod's claim holds gpu-0, the device without an index
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: held, namespace: ml}
+spec:
+  devices:
+    requests:
+    - {name: gpu, exactly: {deviceClassName: gpu.example.com}}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: gpu, driver: gpu.example.com, pool: gpu-a, device: gpu-0}
+  reservedFor:
+  - {resource: pods, name: other, uid: 0d9c3f5e-8a1b-4c2d-9e7f-000000000003}
+"""
+
+
+def test_a_runtime_error_on_a_device_another_claim_holds_is_a_warning():
+    """allocateOne skips a device in use before it evaluates selectors (allocator_stable.go v0.37.2): the first
+    subrequest never meets gpu-0's error while another claim holds it, and the pod gets gpu-1 through the second
+    (the dra allocate oracle: Kubernetes allocates now, and fails every attempt once gpu-0 is freed)."""
+    index = """{cel: {expression: 'device.attributes["gpu.example.com"].index < 2'}}"""
+    two_then_one = f"""
+    - name: gpu
+      firstAvailable:
+      - {{name: two, deviceClassName: gpu.example.com, count: 2, selectors: [{index}]}}
+      - {{name: one, deviceClassName: gpu.example.com}}
+    """
+    cluster = load_inventory(["cluster.yaml"], [Source("cluster.yaml", content=HELD_CLUSTER.encode())])
+    (held,) = by_rule(lint(template(two_then_one), cluster), "cel-invalid")
+    assert held.severity is Severity.WARNING
+    assert "CEL runtime error on device gpu.example.com/gpu-a/gpu-0: no such key: index" in held.message
+    assert "another claim holds this device now" in shown(held)
+    # trap: freed, the device is the first the request visits, and the claim aborts on every attempt
+    freed = HELD_CLUSTER.split("---\n# another pod")[0]
+    assert "kind: ResourceClaim" not in freed
+    free = load_inventory(["cluster.yaml"], [Source("cluster.yaml", content=freed.encode())])
+    (error,) = by_rule(lint(template(two_then_one), free), "cel-invalid")
+    assert error.severity is Severity.ERROR and "another claim" not in shown(error)
+    # trap: a request for all devices gathers every selectable device first, the held one too
+    every = f"- {{name: gpu, exactly: {{deviceClassName: gpu.example.com, allocationMode: All, selectors: [{index}]}}}}"
+    (gathered,) = by_rule(lint(template(every), cluster), "cel-invalid")
+    assert gathered.severity is Severity.ERROR

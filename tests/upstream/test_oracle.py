@@ -12,7 +12,7 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from oracle_allocate import accepted_cases, allocate_case, compare_allocate, empty_cluster
+from oracle_allocate import ALLOCATE_GATES, accepted_cases, allocate_case, compare_allocate, empty_cluster
 from oracle_dra import DRA_CASE, DRA_GATES, compare_dra_validate
 from oracle_families import (
     ALLOCATE_CASES,
@@ -122,18 +122,21 @@ def test_dra_validation_agrees(oracle, cases, gates):
 
 
 @family_settings(10, ALLOCATE_CASES)
-@given(cases=batches(allocate_case(), 10))
-def test_dra_allocation_agrees(oracle, cases):
+@given(cases=batches(allocate_case(), 10), gates=ALLOCATE_GATES)
+def test_dra_allocation_agrees(oracle, cases, gates):
     """A pod with ResourceClaims (or claim templates) on nodes, ResourceSlices and DeviceClasses, scheduled by the
     scheduler's filters with DynamicResources and its structured allocator, against gpulint's check: it must not
     say the pod stays Pending where Kubernetes schedules it, and should where Kubernetes does not. A case whose
     objects the API server refuses (the dra validate family) is no cluster: left out."""
     valid = accepted_cases(oracle, cases)
-    answers = oracle.ask("dra_allocate", [case["oracle"] for case in valid])
+    answers = oracle.ask("dra_allocate", [case["oracle"] for case in valid], gates)
     # without the claims other pods hold: what claim-unsatisfiable's errors judge
-    emptied = iter(oracle.ask("dra_allocate", [empty_cluster(case) for case in valid if case["held"]]))
+    emptied = iter(oracle.ask("dra_allocate", [empty_cluster(case) for case in valid if case["held"]], gates))
     empty = [next(emptied) if case["held"] else answer for case, answer in zip(valid, answers)]
-    found = [(case["oracle"], compare_allocate(case, *pair)) for case, pair in zip(valid, zip(answers, empty))]
+    found = [
+        ({**case["oracle"], "gates": gates}, compare_allocate(case, answer, emptied_answer, gates))
+        for case, answer, emptied_answer in zip(valid, answers, empty)
+    ]
     disagreements = [(case, problems) for case, problems in found if problems]
     assert not disagreements, report(disagreements)
 

@@ -530,10 +530,13 @@ def rule_taints(rules: list[dict[str, Any]]) -> list[tuple[dict[str, str], tuple
     """DeviceTaintRules as (selector, NoSchedule/NoExecute taint), as the ResourceSlice tracker applies them
     (resourceslice/tracker applyPatches: an unset driver, pool or device matches any). A rule that selects
     with anything else (a class or CEL selectors of older versions) is left out: gpulint never adds a
-    taint it cannot place."""
+    taint it cannot place. A rule without a deviceSelector taints no device ("No selector matches no
+    devices"); an empty one, every device."""
     out = []
     for rule in rules:
         spec = mapping(rule.get("spec"))
+        if not isinstance(spec.get("deviceSelector"), dict):
+            continue
         selector = mapping(spec.get("deviceSelector"))
         taint = mapping(spec.get("taint"))
         if not set(selector) <= _RULE_SELECTOR_FIELDS or taint.get("effect") not in ("NoSchedule", "NoExecute"):
@@ -824,6 +827,10 @@ class Allocator:
             chosen = [d for d in chosen if d.capacity_use(alternative.capacity) is not None]
         return after_class, chosen
 
+    def selected(self, alternative: Alternative, devices: list[Device]) -> list[Device]:
+        """The devices its class and selectors select (what a request for all devices gets, isSelectable)."""
+        return self._candidates(alternative, devices)[1]
+
     def _slot(
         self,
         request: str,
@@ -853,6 +860,28 @@ class Allocator:
         return device.multiple and self.features.consumable_capacity
 
     def fits(
+        self,
+        claims: list[ClaimSpec],
+        devices: list[Device],
+        node: str,
+        in_use: frozenset[str] = frozenset(),
+        blocked: str = "",
+        counters: dict[pools.CounterKey, Fraction] | None = None,
+        consumed: Consumed | None = None,
+        invalid: str = "",
+    ) -> NodeVerdict:
+        """_fits, where a class the inventory lacks selects every device: no fewer can fit where all do not, and
+        where all do it is unknown (the scheduler's PreFilter refuses a class that does not exist, a subrequest's
+        too, "request %s: device class %s does not exist": device-class-unknown's, where the classes are known
+        whole)."""
+        verdict = self._fits(claims, devices, node, in_use, blocked, counters, consumed, invalid)
+        named = (a.class_name for c in claims for r in c.requests for a in r.alternatives)
+        missing = next((name for name in named if name not in self.classes), None)
+        if missing is not None and verdict.fits:
+            return NodeVerdict(node, None, f"device class {missing} is not in the inventory")
+        return verdict
+
+    def _fits(
         self,
         claims: list[ClaimSpec],
         devices: list[Device],

@@ -75,7 +75,10 @@ class DraModel:
                 for located in self.inventory.slices
                 if isinstance(located.data.get("spec"), dict)
             ]
-            rules = [located.data for located in self.inventory.taint_rules] if self.features.device_taints else []
+            # the scheduler's tracker applies them with DRADeviceTaintRules (resourceslice/tracker
+            # EnableDeviceTaintRules), its allocator heeds taints with DRADeviceTaints
+            applied = self.features.device_taints and self.features.device_taint_rules
+            rules = [located.data for located in self.inventory.taint_rules] if applied else []
             by_node = node_devices(slices, self.inventory.nodes, self.features, rules)
             grouped: dict[Any, DeviceGroup] = {}
             for node in self.inventory.nodes:

@@ -56,6 +56,7 @@ class DraFeatures:
     admin_access: bool = True
     consumable_capacity: bool = True
     device_taints: bool = True
+    device_taint_rules: bool = True  # the ResourceSlice tracker applies DeviceTaintRules (and DeviceTaints must be on)
     partitionable_devices: bool = True
     prioritized_list: bool = True
     extended_resource: bool = True
@@ -73,6 +74,7 @@ class DraFeatures:
             admin_access=on("DRAAdminAccess"),
             consumable_capacity=on("DRAConsumableCapacity"),
             device_taints=on("DRADeviceTaints"),
+            device_taint_rules=on("DRADeviceTaintRules"),
             partitionable_devices=on("DRAPartitionableDevices"),
             prioritized_list=on("DRAPrioritizedList"),
             extended_resource=on("DRAExtendedResource"),

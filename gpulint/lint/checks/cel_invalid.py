@@ -54,7 +54,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 yield Diagnostic(RULE_ID, selector.path, brief, notes=notes, severity=Severity.INFO, pinned=True)
                 break
             if outcome.error:
-                failing.append((device, outcome.error, _UNTRIED if not tried else _counted(alternative, device, dra)))
+                when = _UNTRIED if not tried else _held(alternative, device, dra) or _counted(alternative, device, dra)
+                failing.append((device, outcome.error, when))
                 if not failing[-1][2]:
                     break
         if failing:
@@ -75,6 +76,19 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
 # k8s.io/dynamic-resource-allocation allocator_stable.go (v0.37): a firstAvailable subrequest is tried only when
 # the ones before it cannot be allocated on the node
 _UNTRIED = "the allocator evaluates it only when the subrequests before it cannot be allocated on the node"
+
+
+def _held(alternative: Alternative | None, device: Device, dra: DraModel) -> str:
+    """A note where another claim holds ``device`` now: an ExactCount request skips a device in use before it
+    evaluates selectors (allocator_stable.go v0.37.2 allocateOne: "Checking for "in use" is cheap and thus gets
+    done first"), an adminAccess one only the devices of its own claim, and an All request none (it gathers every
+    selectable device first)."""
+    if alternative is None or alternative.all_devices or alternative.admin_access or device.key not in dra.dedicated:
+        return ""
+    return (
+        "another claim holds this device now: the allocator skips a device in use before it evaluates selectors, "
+        "and meets the error once the device is freed"
+    )
 
 
 def _counted(alternative: Alternative | None, device: Device, dra: DraModel) -> str:

@@ -511,6 +511,11 @@ class DraVerdict:
         """Why none fits, from the node that came closest, counted against every node."""
         return None if self.fitting or not self.answers else allocation_failure(list(self.answers), self.total)
 
+    @property
+    def unknown(self) -> str | None:
+        """Why the allocator cannot tell on some node (a class the inventory lacks, a search too large)."""
+        return next((verdict.reason for _, verdict in self.answers if verdict.fits is None), None)
+
     def together(self) -> str | None:
         """Why the claims cannot be allocated on any node the pod may use, counted against those nodes (an
         allocator error on one of them first: it fails every attempt)."""
