@@ -66,6 +66,7 @@ func answerDRAAllocate(_ map[string]bool, body json.RawMessage) (any, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // the early returns too: the tracker's goroutines end with the context
 	pod := c.Pod.DeepCopy()
 	legacyscheme.Scheme.Default(pod)
 	if pod.UID == "" {
