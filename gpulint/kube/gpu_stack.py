@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.commandline import written_words
 from gpulint.kube.fields import mapping, sequence, text
+from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.scheduler import NodeInfo
 from gpulint.kube.wording import first_and_more
 
@@ -251,17 +252,23 @@ def stack_component(spec: dict[str, Any]) -> StackComponent | None:
 
 def container_component(container: dict[str, Any]) -> StackComponent | None:
     """The GPU infrastructure one container runs, known by its image and command (None: not one)."""
-    repository = image_repository(text(container.get("image")))
+    candidates = _image_components(image_repository(text(container.get("image"))))
+    if not candidates:
+        return None  # most containers: no component runs their image, and their command line is not read
     command = _command_line(container)
-    for component in STACK_COMPONENTS:
-        if not component.image.search(repository):
-            continue
+    for component in candidates:
         if component.command is not None and not component.command.search(command):
             continue
         if component.not_command is not None and component.not_command.search(command):
             continue
         return component
     return None
+
+
+@short_strings_remembered(1024)  # a run and a webhook see few images, each asked by several rules and containers
+def _image_components(repository: str) -> tuple[StackComponent, ...]:
+    """The components whose image ``repository`` is, in STACK_COMPONENTS' order (their commands tell them apart)."""
+    return tuple(component for component in STACK_COMPONENTS if component.image.search(repository))
 
 
 def taint_text(key: str, value: str, effect: str) -> str:
