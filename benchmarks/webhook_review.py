@@ -10,7 +10,12 @@ the same reviews back to back: the median CPU per review of each (time.thread_ti
 same for a fixed workload that is not gpulint's, which says how much this machine itself inflates
 work that runs once every few milliseconds.
 
-    python benchmarks/webhook_review.py [--nodes 1000] [--batches 60] [--rules] [--paced 10]
+With --sample N, `decide` runs N times over the reviews while a thread samples the main thread's stack every
+0.3 ms: the share of samples each function is on the stack (inclusive), which cProfile's per-call cost distorts
+for code of many small calls. Python checks for a thread switch at function entries and loop jumps, so a
+function's own (self) share is biased to small functions' entries: read the inclusive shares.
+
+    python benchmarks/webhook_review.py [--nodes 1000] [--batches 60] [--rules] [--paced 10] [--sample 4000]
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,6 +45,7 @@ def main() -> int:
     parser.add_argument("--batches", type=int, default=60)
     parser.add_argument("--rules", action="store_true", help="also the CPU per review of each rule")
     parser.add_argument("--paced", type=float, default=0, help="also decide with MS ms idle before each review")
+    parser.add_argument("--sample", type=int, default=0, help="also sample the stacks of N decides")
     args = parser.parse_args()
     from gpulint.lint.config import Config
     from gpulint.lint.engine import Deadline, Routes
@@ -102,7 +110,45 @@ def main() -> int:
         _rules(run_of, len(bodies))
     if args.paced:
         _paced(stages["decide (no thread, no parsing)"], bodies, args.paced / 1000)
+    if args.sample:
+        _sampled(stages["decide (no thread, no parsing)"], args.sample, len(bodies))
     return 0
+
+
+def _sampled(stage: Callable[[int], object], count: int, reviews: int, top: int = 40) -> None:
+    """``count`` reviews while another thread samples the main thread's stack: each function's inclusive share."""
+    main_thread = threading.main_thread().ident
+    on_stack: Counter[str] = Counter()
+    samples = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal samples
+        while not done.wait(0.0003):
+            frame = sys._current_frames().get(main_thread)  # noqa: SLF001 (the stdlib's sampling hook)
+            seen = set()
+            frame = frame.f_back if frame is not None else None  # the stage's own frame: below it, gpulint's
+            while frame is not None and frame.f_code.co_filename != __file__:
+                code = frame.f_code
+                seen.add(f"{code.co_filename.rpartition('gpulint/')[2]}:{code.co_firstlineno}({code.co_name})")
+                frame = frame.f_back
+            on_stack.update(seen)
+            samples += 1
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0002)  # the sampler must get the GIL between the reviews' calls
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        for index in range(count):
+            stage(index % reviews)
+    finally:
+        done.set()
+        sampler.join()
+        sys.setswitchinterval(interval)
+    print(f"\n| function (on the stack in {samples} samples of {count} decides) | share |\n|---|---:|")
+    for name, seen in on_stack.most_common(top):
+        print(f"| {name} | {100 * seen / max(samples, 1):.1f}% |")
 
 
 def _paced(stage: Callable[[int], object], bodies: list[bytes], idle: float) -> None:
