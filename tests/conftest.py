@@ -97,8 +97,8 @@ def write(tmp_path: Path):
     return _write
 
 
-# The modules one xdist worker runs whole under `--dist loadgroup` (.ci/run: -n 2): the API server's, whose
-# module fixture starts a control plane, and the oracle families (minutes of one module). Each is one work unit,
+# The modules one xdist worker runs whole under `-n 2` (the README's and .ci/run's test command): the API
+# server's, whose module fixture starts a control plane, and the oracle families (minutes of one module). Each is one work unit,
 # and xdist hands out the units with the most tests first, so these start at once while the other worker takes
 # the rest test by test. Named here, not by xdist_group marks: xdist 3.8 renames `item._nodeid`, which pytest 9.2
 # no longer reads, so those marks group nothing.
@@ -112,7 +112,7 @@ ONE_WORKER = frozenset(
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    if config.getvalue("dist") != "loadgroup":
+    if config.getvalue("dist") not in ("load", "loadgroup"):  # `-n 2` alone means load
         return None
     from xdist.scheduler import LoadGroupScheduling
 

@@ -19,10 +19,19 @@ def test_the_first_screen_gives_the_install_and_test_commands():
         "# Install, then lint the examples against the example cluster inventory (Python >= 3.11):",
         "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/gpulint check examples/ --inventory examples/inventory",
         "",
-        "# Install with the test extra and run the tests:",
-        "python3 -m venv .venv && .venv/bin/pip install '.[test]' && .venv/bin/pytest",
+        "# Install with the test extra and run the tests (on two cores; those that time themselves run alone after):",
+        "python3 -m venv .venv && .venv/bin/pip install '.[test]' && .venv/bin/pytest -n 2 -m \"not timed\" && "
+        ".venv/bin/pytest -m timed",
     ]
     assert README.index("```sh\n") < len(README.splitlines()[0]) + 400  # within the first screen
+
+
+def test_ci_runs_the_readmes_test_command():
+    """.ci/run's pytest lines are the README's, with only CI's quiet output and no cache directory added."""
+    first_block = README[README.index("```sh\n") + 6 : README.index("\n```\n")]
+    readme_runs = first_block.splitlines()[-1].split(" && ")[2:]
+    ci_runs = [line for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines() if "bin/pytest" in line]
+    assert [run.replace(" -q -p no:cacheprovider", "") for run in ci_runs] == readme_runs
 
 
 def test_the_readmes_links_into_docs_name_pages_that_exist():
