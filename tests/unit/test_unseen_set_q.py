@@ -92,15 +92,129 @@ def not_rendered(found: list[tuple[str, int, str, str, str]]) -> list[tuple[str,
     return [(path, severity) for path, _, rule, severity, _ in found if rule == "not-rendered"]
 
 
-def test_an_overlay_whose_patch_target_a_flux_component_adds_is_not_checked(repo, render_tools):
-    write_tree(repo, {**FLUX_APP, "apps/media/photos/app.ks.yaml": FLUX_KS.format(path="./apps/media/photos/app")})
+# The component also runs the app's GPU worker; the overlay's patch gives it the GPU (a request with no limit, which
+# the API server refuses for an extended resource) or leaves it alone.
+GPU_COMPONENT = {
+    "components/cnpg/kustomization.yaml": """
+        apiVersion: kustomize.config.k8s.io/v1alpha1
+        kind: Component
+        resources:
+          - ./cluster.yaml
+          - ./worker.yaml
+        """,
+    "components/cnpg/worker.yaml": """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: ${APP}-worker
+        spec:
+          selector:
+            matchLabels: {app: worker}
+          template:
+            metadata:
+              labels: {app: worker}
+            spec:
+              containers:
+                - name: worker
+                  image: ghcr.io/example/worker:v1.0.0
+        """,
+}
+GPU_PATCH = """
+        ---
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: ${APP}-worker
+        spec:
+          template:
+            spec:
+              containers:
+                - name: worker
+                  resources:
+                    requests: {nvidia.com/gpu: 1}
+        """
+
+
+def flux_app(**replaced: str) -> dict[str, str]:
+    return {**FLUX_APP, "apps/media/photos/app.ks.yaml": FLUX_KS.format(path="./apps/media/photos/app"), **replaced}
+
+
+def test_an_overlay_whose_patch_target_a_flux_component_adds_is_built_with_the_component(repo, render_tools):
+    # kubectl alone misses the patch's target; built with the components the Flux Kustomization lists, it is checked
+    write_tree(repo, flux_app())
+    found = check_serious(".", "--kubectl", render_tools["kubectl"])
+    assert not_rendered(found) == [], found
+    before = (repo / OVERLAY).read_text()
+    assert "components" not in before  # the render copy is completed, never the user's file
+
+
+def test_a_patch_on_what_a_flux_component_adds_is_checked(repo, render_tools):
+    # failing before: the patch that requests the GPU was never read (the overlay not built, a patch not read raw)
+    patch = "apps/media/photos/app/patches/cnpg.yaml"
+    write_tree(repo, flux_app(**GPU_COMPONENT, **{patch: FLUX_APP[patch] + GPU_PATCH}))
+    found = check_serious(".", "--kubectl", render_tools["kubectl"])
+    assert [(path, rule) for path, _, rule, _, _ in found] == [(patch, "gpu-request-without-limit")], found
+
+
+def test_a_finding_in_a_flux_component_is_said_once(repo, render_tools):
+    # the component's own file holds the fault: the build places it there, and the file is not checked alone again
+    worker = GPU_COMPONENT["components/cnpg/worker.yaml"].replace(
+        "image: ghcr.io/example/worker:v1.0.0",
+        "image: ghcr.io/example/worker:v1.0.0\n                  resources:"
+        "\n                    requests: {nvidia.com/gpu: 1}",
+    )
+    write_tree(repo, flux_app(**{**GPU_COMPONENT, "components/cnpg/worker.yaml": worker}))
+    found = check_serious(".", "--kubectl", render_tools["kubectl"])
+    assert [(path, rule) for path, _, rule, _, _ in found] == [
+        ("components/cnpg/worker.yaml", "gpu-request-without-limit")
+    ], found
+
+
+def test_an_absent_component_flux_is_told_to_ignore_is_left_out(repo, render_tools):
+    # spec.ignoreMissingComponents: Flux skips the absent one and builds with the rest; without it, it refuses
+    ks = FLUX_KS.format(path="./apps/media/photos/app").replace(
+        "        - ../../../../components/cnpg/\n",
+        "        - ../../../../components/cnpg/\n        - ../../../../components/absent/\n",
+    )
+    ignoring = ks.replace("      interval: 10m\n", "      interval: 10m\n      ignoreMissingComponents: true\n")
+    write_tree(repo, flux_app(**{"apps/media/photos/app.ks.yaml": ignoring}))
+    assert not_rendered(check_serious(".", "--kubectl", render_tools["kubectl"])) == []
+    write_tree(repo, {"apps/media/photos/app.ks.yaml": ks})
+    assert not_rendered(check_serious(".", "--kubectl", render_tools["kubectl"])) == [(OVERLAY, "warning")]
+
+
+OTHER_COMPONENT = {  # a Component that adds no database: the patch's target is missing under Flux too
+    "components/dragonfly/kustomization.yaml": """
+        apiVersion: kustomize.config.k8s.io/v1alpha1
+        kind: Component
+        resources:
+          - ./dragonfly.yaml
+        """,
+    "components/dragonfly/dragonfly.yaml": """
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${APP}-dragonfly
+        """,
+}
+
+
+@pytest.mark.parametrize(
+    ("component", "files"),
+    [
+        (
+            "../../../../../outside/cnpg/",
+            {},
+        ),  # outside the repository: Flux's filesystem refuses it, gpulint reads it not
+        ("../../../../components/absent/", {}),  # missing: Flux refuses the Kustomization unless told to ignore it
+        ("../../../../components/dragonfly/", OTHER_COMPONENT),  # built with it, the target is still missing
+    ],
+)
+def test_an_overlay_flux_completes_with_a_component_not_at_hand_is_not_checked(repo, render_tools, component, files):
+    ks = FLUX_KS.format(path="./apps/media/photos/app").replace("../../../../components/cnpg/", component)
+    write_tree(repo, {**FLUX_APP, **files, "apps/media/photos/app.ks.yaml": ks})
     found = check_serious(".", "--kubectl", render_tools["kubectl"])
     assert not_rendered(found) == [(OVERLAY, "warning")], found
-    message = next(said for _, _, rule, _, said in found if rule == "not-rendered")
-    assert "Cluster.v1.postgresql.cnpg.io/${APP}-postgres" in message
-    written = (repo / "apps/media/photos/app.ks.yaml").read_text().splitlines()
-    line = next(number for number, text in enumerate(written, 1) if "components/cnpg" in text)
-    assert f"the Flux Kustomization at apps/media/photos/app.ks.yaml:{line} builds it with the components" in message
 
 
 def test_the_same_app_with_its_component_listed_in_the_overlay_is_checked(repo, render_tools):

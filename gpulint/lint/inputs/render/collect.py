@@ -310,6 +310,7 @@ class Renderer:
                 if result is not None and not result.problems:
                     # rendered: its resources (and its bases') are checked in the render, not raw
                     consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
+                    consumed |= _components_consumed(result.components, kustomizations)
                 elif result is not None:
                     failed.append(kustomization)
             if level:  # the failed overlay's problem stands for its tree: these renders only spare files a raw read
@@ -460,6 +461,17 @@ def _run_all(jobs: list[Callable[[], Source]]) -> list[Source]:
 
     with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_RENDERS, len(jobs))) as pool:
         return list(pool.map(lambda job: job(), jobs))
+
+
+def _components_consumed(folders: tuple[str, ...], kustomizations: list[layout.Kustomization]) -> set[str]:
+    """The files of the components an overlay was built with as Flux builds it (and of what they build from): checked
+    in that render, so not read raw as well (each finding said once, where the build placed it)."""
+    consumed: set[str] = set()
+    for folder in folders:
+        found = layout.kustomization_file(folder)
+        if found is not None:
+            consumed |= layout.consumed_files(layout.closure(layout.read_kustomization(found), kustomizations))
+    return consumed
 
 
 def _said_once(sources: list[Source]) -> None:

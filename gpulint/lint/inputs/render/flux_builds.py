@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 
 from gpulint.kube.fields import dig
 from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
@@ -39,15 +40,36 @@ def built_by_flux(overlay: str, repository: str, *, with_components: bool = Fals
     overlay's folder itself and that lists ``spec.components``, which kustomize-controller appends to that folder's
     kustomization before it builds (fluxcd/pkg kustomize v1.39.0, kustomize_generator.go: ``kus.Components =
     append(kus.Components, components...)``): the overlay alone is not what Flux builds."""
+    found = _building(overlay, repository, with_components=with_components)
+    return found.at if found is not None else ""
+
+
+@dataclass(frozen=True)
+class FluxComponents:
+    """The components a Flux Kustomization appends to the overlay's kustomization, as it lists them (relative to
+    its ``spec.path``, the overlay's folder), and where it lists them (``FILE:LINE`` relative to the repository)."""
+
+    at: str
+    entries: tuple[str, ...]
+    ignore_missing: bool  # spec.ignoreMissingComponents: an absent component is skipped, not refused
+
+
+def flux_components(overlay: str, repository: str) -> FluxComponents | None:
+    """The components the first Flux Kustomization that builds the overlay's folder itself appends; None when none
+    lists any. An entry that is no string is kept as "" (Flux refuses the Kustomization)."""
+    return _building(overlay, repository, with_components=True)
+
+
+def _building(overlay: str, repository: str, *, with_components: bool) -> FluxComponents | None:
     overlay, top = os.path.realpath(overlay), os.path.realpath(repository)
     if not is_within(overlay, top) or overlay == top:
-        return ""
+        return None
     relative = os.path.relpath(overlay, top).replace(os.sep, "/")
     walk = Walk(top, (), [], select=_FILES)
     try:
         for count, candidate in enumerate(walk.files()):
             if count >= MAX_FILES:
-                return ""
+                return None
             if candidate.follow:
                 continue
             raw = read_head(candidate.path, MAX_BYTES)
@@ -59,16 +81,21 @@ def built_by_flux(overlay: str, repository: str, *, with_components: bool = Fals
                     continue
                 if not str(data.get("apiVersion") or "").startswith(_GROUP + "/"):
                     continue
-                if with_components and not (
-                    isinstance(dig(data, "spec", "components"), list) and dig(data, "spec", "components")
-                ):
+                components = dig(data, "spec", "components")
+                if with_components and not (isinstance(components, list) and components):
                     continue
                 if _covers(dig(data, "spec", "path"), relative, exact=with_components):
                     line = document.locate(("spec", "components" if with_components else "path"))[0]
-                    return f"{os.path.relpath(candidate.path, top)}:{line}"
+                    return FluxComponents(
+                        f"{os.path.relpath(candidate.path, top)}:{line}",
+                        tuple(c if isinstance(c, str) else "" for c in components)
+                        if isinstance(components, list)
+                        else (),
+                        dig(data, "spec", "ignoreMissingComponents") is True,
+                    )
     except SourceError:
-        return ""
-    return ""
+        return None
+    return None
 
 
 def _covers(path: object, overlay: str, *, exact: bool = False) -> bool:

@@ -12,6 +12,7 @@ lists are read to find the one that sets the field.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -24,13 +25,14 @@ from gpulint.kube.embedded import NotParsed, load_embedded
 from gpulint.kube.fields import decimal, dig, mapping, sequence, text
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes, load_text
-from gpulint.lint.inputs.render.flux_builds import built_by_flux
+from gpulint.lint.inputs.render.flux_builds import built_by_flux, flux_components
 from gpulint.lint.inputs.render.generated import built_after_edit, built_unrestricted, written_by_build_step
 from gpulint.lint.inputs.render.generator_places import GENERATOR, place_in_source, written
 from gpulint.lint.inputs.render.layout import (
     Kustomization,
     Patch,
     holds_nothing,
+    is_remote,
     kustomization_file,
     read_kustomization,
 )
@@ -194,10 +196,23 @@ def render_overlay(
             rendered.problems.append(unfinished)
             return rendered
         if result.returncode != 0:
-            rendered.problems.append(
-                _failure(what, view.unmasked(result.stderr), directory, display, own, own_display, view.repository)
+            components = _with_flux_components(view, directory, view.unmasked(result.stderr))
+            completed = (
+                run(
+                    build_argv(wrapper, options, kustomize, helm),
+                    cwd=copied,
+                    timeout=options.timeout,
+                    git_protocols="https" if options.remote_bases else "",
+                )
+                if components
+                else None
             )
-            return rendered
+            if completed is None or completed.returncode != 0 or completed.timed_out or completed.too_large:
+                rendered.problems.append(
+                    _failure(what, view.unmasked(result.stderr), directory, display, own, own_display, view.repository)
+                )
+                return rendered
+            result, rendered.components = completed, components
         places = _Places(os.path.abspath(directory), display, wrapper, view)
     rendered.output = result.stdout
     rendered.mapper = partial(map_documents, places=places)
@@ -272,6 +287,47 @@ def _copy_overlay(view: View, directory: str) -> tuple[Entries, Entries, Generat
     return outside, remote, generated
 
 
+def _with_flux_components(view: View, directory: str, stderr: str) -> tuple[str, ...]:
+    """When the build missed a patch's target and a Flux Kustomization of the repository builds the overlay's folder
+    with components, the overlay as Flux builds it: those components (inside the repository, each a kustomize
+    Component, copied with what they read) appended to the copy's kustomization, never to the user's file (fluxcd/pkg
+    kustomize v1.39.0, kustomize_generator.go appends ``spec.components`` as listed, relative to ``spec.path``, and
+    skips an absent one under ``spec.ignoreMissingComponents``). Returns the components' folders; () when it does not
+    apply or a component is missing, outside the repository, remote or no Component: the overlay stays unchecked."""
+    if _TARGET_MISSING.search(stderr) is None:
+        return ()
+    flux = flux_components(directory, view.repository)
+    own = kustomization_file(directory)
+    if flux is None or own is None:
+        return ()
+    folders: list[str] = []
+    entries: list[str] = []  # as Flux appends them: an absent one it ignores is left out
+    for entry in flux.entries:
+        folder = os.path.normpath(os.path.join(directory, entry))
+        if not entry or is_remote(entry) or os.path.isabs(entry) or not is_within(folder, view.repository):
+            return ()
+        found = kustomization_file(folder) if os.path.isdir(folder) else None
+        if found is None:
+            if flux.ignore_missing and not os.path.lexists(folder):
+                continue
+            return ()
+        if read_kustomization(found).data.get("kind") != "Component":
+            return ()
+        outside, remote, generated = _copy_overlay(view, folder)
+        if outside or remote or generated:
+            return ()
+        folders.append(folder)
+        entries.append(entry)
+    if not entries:
+        return ()
+    data = dict(read_kustomization(own).data)
+    listed = data.get("components")
+    data["components"] = [*(listed if isinstance(listed, list) else []), *entries]
+    with open(view.inside(own), "w", encoding="utf-8") as handle:  # JSON is YAML: kustomize reads it as written
+        json.dump(data, handle, default=str)
+    return tuple(folders)
+
+
 def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -344,7 +400,8 @@ def _failure(
             line,
             1,
             f"{what} failed: {message}; the Flux Kustomization at {completed} builds it with the components it lists "
-            "(spec.components), which gpulint does not add: the overlay was not checked",
+            "(spec.components), which gpulint adds only when each is a kustomize Component inside the repository and "
+            "the overlay builds with them: the overlay was not checked",
             Severity.WARNING,
         )
     edited = built_after_edit(directory, repository) if repository and not environment else ""

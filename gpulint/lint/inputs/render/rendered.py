@@ -114,6 +114,9 @@ class Rendered:
     release: str = ""  # the release the repository gives the chart, as labelled (render/releases): its own unit
     # an overlay over a base named alone: only findings in the base's own files (real paths) are the unit's
     reported: frozenset[str] | None = None
+    # the folders of the components a Flux Kustomization appends, built into the overlay as Flux builds it: their
+    # files are the overlay's, not read on their own
+    components: tuple[str, ...] = ()
 
     def loaded(self, loaded: LoadedFile) -> LoadedFile:
         if self.mapper is not None:
