@@ -456,6 +456,8 @@ class Engine:
             groups.setdefault(item[0].file, []).append(item)
         if loaded.reported is not None:  # an overlay built for a base named alone: the rest is other units'
             groups = {file: items for file, items in groups.items() if os.path.realpath(file) in loaded.reported}
+        if loaded.unreported:  # a Flux component several overlays are built with: said by the first
+            groups = {file: items for file, items in groups.items() if os.path.realpath(file) not in loaded.unreported}
         kept: list[Finding] = []
         suppressed = 0
         for file, items in groups.items():

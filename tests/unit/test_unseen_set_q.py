@@ -199,6 +199,25 @@ OTHER_COMPONENT = {  # a Component that adds no database: the patch's target is 
 }
 
 
+def test_a_finding_in_a_component_two_flux_apps_share_is_said_once(repo, render_tools):
+    # two apps built with one component: its objects are alike in both (${APP} is Flux's to fill in), said by the first
+    worker = GPU_COMPONENT["components/cnpg/worker.yaml"].replace(
+        "image: ghcr.io/example/worker:v1.0.0",
+        "image: ghcr.io/example/worker:v1.0.0\n                  resources:\n                    requests: {nvidia.com/gpu: 1}",
+    )
+    files = flux_app(**{**GPU_COMPONENT, "components/cnpg/worker.yaml": worker})
+    files |= {
+        name.replace("photos", "videos"): text.replace("photos", "videos")
+        for name, text in files.items()
+        if name.startswith("apps/media/photos/")
+    }
+    write_tree(repo, files)
+    found = check_serious(".", "--kubectl", render_tools["kubectl"])
+    assert [(path, rule) for path, _, rule, _, _ in found] == [
+        ("components/cnpg/worker.yaml", "gpu-request-without-limit")
+    ], found
+
+
 @pytest.mark.parametrize(
     ("component", "files"),
     [

@@ -359,6 +359,7 @@ class LoadedFile:
     encoding: Encoding | None = None  # how the bytes were decoded (None: given as text)
     texts: dict[str, str] = field(default_factory=dict)  # rendered: the text of each file its findings are in
     reported: frozenset[str] | None = None  # rendered for a base named alone: the real paths its findings may be in
+    unreported: frozenset[str] = frozenset()  # real paths an earlier render of the run reports (a shared component)
 
 
 def _child(node: Node, step: Any) -> tuple[Node | None, Node] | None:

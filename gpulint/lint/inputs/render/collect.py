@@ -16,7 +16,7 @@ from gpulint.lint.inputs.render.options import RenderOptions
 
 if TYPE_CHECKING:  # the renderers' tools (gpulint.lint.inputs.render.tools) are imported for charts and overlays
     from gpulint.lint.inputs.render.releases import Releases
-    from gpulint.lint.inputs.render.rendered import RenderProblem
+    from gpulint.lint.inputs.render.rendered import Rendered, RenderProblem
     from gpulint.lint.inputs.render.tools import Tool
     from gpulint.lint.inputs.sources import Collection, CollectOptions, Source
 
@@ -280,6 +280,7 @@ class Renderer:
         pending = layout.roots(kustomizations) if kustomizations else []
         disabled = layout.disabled_directories(kustomizations) if kustomizations else set()
         rendered: list[Source] = []
+        claimed: set[str] = set()  # files of the Flux components a render of this walk reports
         named = next((k for k in pending if os.path.realpath(k.directory) == os.path.realpath(root)), None)
         if named is not None and os.path.realpath(root) not in disabled and named.data.get("kind") != "Component":
             # a base folder named alone (the overlays over it are outside the walk): built as they build it
@@ -310,7 +311,7 @@ class Renderer:
                 if result is not None and not result.problems:
                     # rendered: its resources (and its bases') are checked in the render, not raw
                     consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
-                    consumed |= _components_consumed(result.components, kustomizations)
+                    consumed |= _claim_components(result, kustomizations, claimed)
                 elif result is not None:
                     failed.append(kustomization)
             if level:  # the failed overlay's problem stands for its tree: these renders only spare files a raw read
@@ -463,14 +464,18 @@ def _run_all(jobs: list[Callable[[], Source]]) -> list[Source]:
         return list(pool.map(lambda job: job(), jobs))
 
 
-def _components_consumed(folders: tuple[str, ...], kustomizations: list[layout.Kustomization]) -> set[str]:
+def _claim_components(result: Rendered, kustomizations: list[layout.Kustomization], claimed: set[str]) -> set[str]:
     """The files of the components an overlay was built with as Flux builds it (and of what they build from): checked
-    in that render, so not read raw as well (each finding said once, where the build placed it)."""
+    in that render, so not read raw as well, and reported by the first render built with them (the apps of a Flux
+    repository share its components, their objects alike: ``${APP}`` is Flux's to fill in), so each finding in them
+    is said once, where the build placed it."""
     consumed: set[str] = set()
-    for folder in folders:
+    for folder in result.components:
         found = layout.kustomization_file(folder)
         if found is not None:
             consumed |= layout.consumed_files(layout.closure(layout.read_kustomization(found), kustomizations))
+    result.unreported = frozenset(consumed & claimed)
+    claimed |= consumed
     return consumed
 
 

@@ -117,6 +117,8 @@ class Rendered:
     # the folders of the components a Flux Kustomization appends, built into the overlay as Flux builds it: their
     # files are the overlay's, not read on their own
     components: tuple[str, ...] = ()
+    # files of those components an earlier render of the run was built with and reports: not reported again
+    unreported: frozenset[str] = frozenset()
 
     def loaded(self, loaded: LoadedFile) -> LoadedFile:
         if self.mapper is not None:
@@ -131,6 +133,7 @@ class Rendered:
         loaded.problems.extend(problem.as_load_problem() for problem in self.problems)
         loaded.texts.update(self.texts)
         loaded.reported = self.reported
+        loaded.unreported = self.unreported
         return loaded
 
 
