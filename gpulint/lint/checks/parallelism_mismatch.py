@@ -10,7 +10,7 @@ from typing import Any
 from gpulint.kube import ray_serve
 from gpulint.kube.commandline import ConfigMaps, Origin, Word
 from gpulint.kube.distributed import ranks_of_one_program
-from gpulint.kube.fields import counted, decimal, dig, integer, mapping, text
+from gpulint.kube.fields import counted, decimal, dig, integer, mapping, sequence, text
 from gpulint.kube.kserve import SELECTED_RUNTIME
 from gpulint.kube.launchers import Launch
 from gpulint.kube.refs import Path
@@ -866,6 +866,18 @@ def _word_text(launch: Launch, flag: str) -> str | None:
     return None if word is None or word.text is None else word.text.strip()
 
 
+def _names_torchrun(site: PodSpecSite) -> bool:
+    """Whether a container of the pod names torchrun (or torch.distributed.run/launch) in its command or args."""
+    for _, container in main_containers(site.spec):
+        words = [*sequence(container.get("command")), *sequence(container.get("args"))]
+        if any(isinstance(word, str) and launcher in word for word in words for launcher in _TORCHRUN_WORDS):
+            return True
+    return False
+
+
+_TORCHRUN_WORDS = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
+
+
 def _one_world(obj: KubeObject, gpu_sites: list[PodSpecSite]) -> bool:
     """The GPU pods form one torchrun world: not an elastic PyTorchJob (its node count moves between bounds), and no
     JobSet replicated job with several replicas (each may be a world of its own)."""
@@ -897,6 +909,9 @@ def _torchrun_rendezvous(
     launched = {site.path for site, _, _ in torchruns}
     if any(site.pods is None or site.path not in launched for site in gpu_sites) or not _one_world(obj, gpu_sites):
         return  # a GPU pod that runs something else, or pods the cluster decides: the world is not known
+    gpu_paths = {site.path for site in gpu_sites}
+    if any(_names_torchrun(site) for site in sites if site.path not in gpu_paths):
+        return  # a pod without a GPU (a CPU master) whose agent may join the rendezvous too: not counted here
     if any(launch.opaque for _, _, launch in torchruns):
         return  # a word gpulint cannot read may give any flag
     pods = sum(site.pods or 0 for site in gpu_sites)
