@@ -925,7 +925,7 @@ def _torchrun_rendezvous(
         if nodes > pods:
             message = (
                 f"torchrun --nnodes {nodes} waits for {nodes} nodes at its rendezvous, but the {obj.kind} makes {pods} "
-                f"pod{'s' if pods != 1 else ''} that run it: no rank starts, and the job fails when the rendezvous "
+                f"{'pods that run' if pods != 1 else 'pod that runs'} it: no rank starts, and the job fails when the rendezvous "
                 "times out"
             )
         else:
