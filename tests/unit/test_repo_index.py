@@ -264,6 +264,28 @@ def test_a_cache_directory_that_is_a_link_is_neither_read_nor_written_through(tm
     assert _context(repo).parsed == 3  # no cache: parsed again, and still right
 
 
+def test_a_rewritten_cache_keeps_its_mode_and_a_planted_link_is_replaced_not_followed(tmp_path):
+    """The cache is written whole through a new file: the mode the file had is kept (0644 in a shared work tree
+    stays readable to the team), a first write is owner-only, and a link planted at its name is replaced, its
+    target untouched and its mode not lent."""
+    repo = make_repo(tmp_path / "repo")
+    _context(repo)
+    cache = repo / CACHE_DIR / CACHE_FILE
+    assert cache.stat().st_mode & 0o777 == 0o600
+    cache.chmod(0o644)
+    (repo / "gang" / "pod-0.yaml").write_text(pod(0).replace("pytorch:24.05", "pytorch:24.06"))
+    assert _context(repo).parsed == 1
+    assert cache.stat().st_mode & 0o777 == 0o644
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}")
+    outside.chmod(0o666)
+    cache.unlink()
+    cache.symlink_to(outside)
+    assert _context(repo).parsed == 3
+    assert not cache.is_symlink() and cache.stat().st_mode & 0o777 == 0o600
+    assert outside.read_text() == "{}"
+
+
 @pytest.mark.slow
 def test_pre_commit_with_the_group_in_an_unchanged_file(tmp_path):
     """The real pre-commit: only the changed Pod is passed; its PodGroup and ResourceClaimTemplate are

@@ -382,6 +382,17 @@ def write_cache_bytes(root: str, name: str, blocks: list[bytes], size: int, limi
             pass
         if not stat.S_ISDIR(os.lstat(directory).st_mode):  # a symbolic link or a file: never written through
             return
-        replace_file(os.path.join(directory, name), blocks)
+        path = os.path.join(directory, name)
+        replace_file(path, blocks, _kept_mode(path))
     except OSError:
         return
+
+
+def _kept_mode(path: str) -> int | None:
+    """The permissions of the cache file ``path`` replaces, kept (a team's shared work tree may read it); None, so
+    mkstemp's owner-only 0600, when there is none or it is no regular file (a planted link lends no mode)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
