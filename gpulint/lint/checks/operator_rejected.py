@@ -187,6 +187,7 @@ def _kaito_preferred_unlabelled(obj: KubeObject, ctx: CheckContext) -> Iterator[
             f"label the node (kubectl label node {held[0].name} {wanted}), or select on a label it has",
         ),
         severity=Severity.WARNING,
+        inputs=tuple(("resource", "labelSelector", "matchLabels", key) for key in labels),  # ${MODEL}: not known yet
     )
 
 
