@@ -22,6 +22,12 @@ SPEC = RuleSpec(
     scope=Scope.POD_TEMPLATE,
 )
 RULE_ID = SPEC.id
+
+# The note of a KServe component judged in Knative mode without being told so (no annotation, no linted config)
+_ASSUMED_SERVERLESS = (
+    f"no {kserve.DEPLOYMENT_MODE_ANNOTATION} annotation and no linted {kserve.CONFIG_MAP}: KServe's shipped default, "
+    "Knative mode (Serverless), is assumed; Standard mode makes a Deployment instead"
+)
 COMPONENTS = ("predictor", "transformer", "explainer")  # each a Knative Service in Knative mode
 
 
@@ -191,10 +197,7 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
             "disabled by default",
         ]
         if assumed:
-            notes.append(
-                f"no {kserve.DEPLOYMENT_MODE_ANNOTATION} annotation and no linted {kserve.CONFIG_MAP}: KServe's "
-                "shipped default, Knative mode (Serverless), is assumed; Standard mode makes a Deployment instead"
-            )
+            notes.append(_ASSUMED_SERVERLESS)
         yield Diagnostic(
             RULE_ID,
             (*site.path, field),
@@ -213,10 +216,7 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
             f"Knative keeps it for {use.why}, whatever config-features says",
         ]
         if assumed:
-            notes.append(
-                f"no {kserve.DEPLOYMENT_MODE_ANNOTATION} annotation and no linted {kserve.CONFIG_MAP}: KServe's "
-                "shipped default, Knative mode (Serverless), is assumed; Standard mode makes a Deployment instead"
-            )
+            notes.append(_ASSUMED_SERVERLESS)
         yield Diagnostic(
             RULE_ID,
             (*site.path, *use.path),
@@ -239,10 +239,7 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
             "disabled by default",
         ]
         if assumed:
-            notes.append(
-                f"no {kserve.DEPLOYMENT_MODE_ANNOTATION} annotation and no linted {kserve.CONFIG_MAP}: KServe's "
-                "shipped default, Knative mode (Serverless), is assumed; Standard mode makes a Deployment instead"
-            )
+            notes.append(_ASSUMED_SERVERLESS)
         yield Diagnostic(
             RULE_ID,
             (*site.path, *refusal.path),
