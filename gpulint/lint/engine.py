@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
+from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import PodSpecSite, written_path
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.config import Config
@@ -429,12 +430,13 @@ class Engine:
         if not resolver.cluster_assumed:
             return None
         rule = self.rules.get(rule_id)
+        # a file checked alone (pre-commit) is judged by what its repository's other files describe too
+        files = "repository's files" if resolver.indexed else "linted files"
         if rule is not None and Need.NODES in rule.needs:
-            files = resolver.linted_pool_files
-            shown = ", ".join(files[:ASSUMED_FILES_SHOWN]) + (" ..." if len(files) > ASSUMED_FILES_SHOWN else "")
-            what = f"node pools of the linted files ({shown})"
+            shown = first_and_more(resolver.linted_pool_files, ASSUMED_FILES_SHOWN)
+            what = f"node pools of the {files} ({shown})"
         elif rule_id in ADMISSION_FIT:
-            what = f"{ADMISSION_FIT[rule_id]} of the linted files"
+            what = f"{ADMISSION_FIT[rule_id]} of the {files}"
         else:
             return None
         return (

@@ -224,7 +224,7 @@ def scoped_resolvers(run: LintRun, linted: LintedSet) -> list[Resolver]:
     declared = declared_of(run.config)
     roots = run.cluster_roots.roots
     if not run.scoped and not roots:
-        return [Resolver(linted, run.cluster, run.config.gates, declared, setup=run.setup)]
+        return [Resolver(linted, run.cluster, run.config.gates, declared, setup=run.setup, indexed=bool(run.context))]
     # a mapped cluster without an inventory of its own: the run's, if any, and what its files describe
     inventories = [run.cluster, *(run.cluster if inventory is None else inventory for _, inventory in run.scoped)]
     # a folder whose Terraform creates a cluster: the run's inventory, if any, and what its own files describe;
@@ -242,7 +242,14 @@ def scoped_resolvers(run: LintRun, linted: LintedSet) -> list[Resolver]:
         mapped = 0 < index <= len(run.scoped)
         resolvers.append(
             Resolver(
-                kept, inventory, run.config.gates, declared, mapped=mapped, setup=run.setup, pools_elsewhere=gaps[index]
+                kept,
+                inventory,
+                run.config.gates,
+                declared,
+                mapped=mapped,
+                setup=run.setup,
+                pools_elsewhere=gaps[index],
+                indexed=bool(run.context),
             )
         )
     return resolvers

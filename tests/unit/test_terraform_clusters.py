@@ -184,3 +184,55 @@ def test_the_roots_and_the_node_groups_they_create(tmp_path):
         "c": "",
         "d": "d/main.tf:1 (default_node_pool)",
     }
+
+
+# A GitOps monorepo: two clusters' folders, a platform's example pools, and workloads in and out of a cluster folder.
+AFFINITY_POD = GPU_POD.replace(
+    "    spec:\n", "    spec:\n      nodeSelector: {karpenter.k8s.aws/instance-family: p5}\n", 1
+)
+GITOPS = {
+    **MONOREPO,
+    "examples/pool.yaml": (CPU_POOL % "example").replace("[m7i, c7i]", "[g6]"),
+    "apps/train/pod.yaml": AFFINITY_POD,
+    "clusters/prod/apps/pod.yaml": AFFINITY_POD,
+}
+
+
+def affinity(findings: list[dict]) -> list[tuple]:
+    return [(f["path"], f["line"], f["severity"], said(f)) for f in findings if f["rule"] == "over-tight-affinity"]
+
+
+@pytest.mark.parametrize(
+    ("workload", "pools"), [("apps/train/pod.yaml", "examples/pool.yaml"), ("clusters/prod/apps/pod.yaml", "")]
+)
+def test_a_file_checked_alone_is_judged_by_the_pools_of_the_whole_runs_cluster(repo, workload, pools):
+    """As pre-commit runs it (the file alone, the repository index read for the rest) and as CI runs it (the whole
+    repository): the same verdict against the same pools, never another cluster folder's."""
+    write_tree(repo, GITOPS)
+    whole = [f for f in run_cli("check", ".", "--format", "json").json()["findings"] if f["path"] == workload]
+    alone = run_cli("check", workload, "--format", "json").json()["findings"]
+    strip = [
+        (path, line, severity, text.replace("repository's files", "linted files"))
+        for path, line, severity, text in affinity(alone)
+    ]
+    assert strip == affinity(whole) and len(strip) == 1, (whole, alone)
+    text = affinity(alone)[0][3]
+    assert "clusters/dev/" not in text
+    if pools:  # judged by an assumed cluster: the note names the files the pools came from, not linted here
+        assert "NodePool gpu" not in text
+        assert f"the node pools of the repository's files ({pools})" in text
+        assert f"the node pools of the linted files ({pools})" in affinity(whole)[0][3]
+    else:  # the cluster folder's own pools, of its own Terraform's cluster
+        assert "NodePool gpu" in text and "NodePool example" not in text
+
+
+def test_the_note_counts_the_pool_files_it_does_not_show(repo):
+    write_tree(
+        repo,
+        {
+            **{f"examples/{n}/pool.yaml": (CPU_POOL % n).replace("[m7i, c7i]", "[g6]") for n in "abcde"},
+            "apps/pod.yaml": AFFINITY_POD,
+        },
+    )
+    (text,) = [f[3] for f in affinity(run_cli("check", "apps/pod.yaml", "--format", "json").json()["findings"])]
+    assert "(examples/a/pool.yaml, examples/b/pool.yaml, examples/c/pool.yaml and 2 more)" in text

@@ -97,6 +97,7 @@ class Resolver:
         mapped: bool = False,
         setup: RunSetup | None = None,
         pools_elsewhere: str = "",
+        indexed: bool = False,
     ) -> None:
         self.linted = linted
         self.inventory = cluster  # None: no --inventory was given
@@ -106,6 +107,9 @@ class Resolver:
         self.mapped = mapped  # the files of one cluster of `clusters:`: what they describe is that cluster
         # why the cluster has node groups no linted file describes (its Terraform creates them); "": none known
         self.pools_elsewhere = pools_elsewhere
+        # the linted files were read with their repository's other files (the repository index, pre-commit):
+        # the pools judged by may be in files not linted
+        self.indexed = indexed
         self._setup = setup  # the linted files' repositories' own setup files, each reader walked if read
         self._run_facts: dict[str, Any] = {}  # key -> what run_fact() worked out of the linted set and cluster
 
