@@ -34,6 +34,12 @@ RESERVATION_TOLERATES = (0, 17)
 # What the DefaultTolerationSeconds admission plugin adds to every pod, the reservation pod's only tolerations
 DEFAULT_TOLERATED = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
 _TAG = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?")
+# KAI's images, one tag per release: ghcr.io/nvidia/kai-scheduler/<component> (deployments/kai-scheduler
+# values.yaml global.registry; the operator renders the others from its Config with the same tag)
+IMAGE_REPOSITORY = "kai-scheduler"
+COMPONENTS = frozenset(
+    {"operator", "binder", "scheduler", "admission", "podgrouper", "podgroupcontroller", "queuecontroller"}
+)
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,20 @@ def release_of(tag: object) -> tuple[int, int] | None:
     """(major, minor) of an image tag naming a release (v0.13.4), None for any other."""
     match = _TAG.fullmatch(tag) if isinstance(tag, str) else None
     return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def image_releases(deployment: dict[str, Any]) -> list[str]:
+    """The tags of the KAI Scheduler images a Deployment runs (the release each names; none for another
+    Deployment)."""
+    pod = mapping(dig(deployment, "spec", "template", "spec"))
+    found = []
+    for container in map(mapping, sequence(pod.get("containers"))):
+        image = container.get("image")
+        name, _, tag = (image if isinstance(image, str) else "").partition("@")[0].rpartition(":")
+        parts = name.rsplit("/", 2)
+        if len(parts) == 3 and parts[1] == IMAGE_REPOSITORY and parts[2] in COMPONENTS and "/" not in tag:
+            found.append(tag)
+    return found
 
 
 def is_fraction_pod(annotations: dict[str, Any]) -> bool:

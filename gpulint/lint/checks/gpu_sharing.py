@@ -49,18 +49,38 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
 
 def _reservation_evicted(site: PodSpecSite, evicted: ReservationEvicted) -> Diagnostic:
     """KAI's GPU reservation pod, without tolerations, evicted from every node the fraction pod can use."""
-    release = f"KAI {evicted.release}" if evicted.release else "KAI before v0.17.0"
     nodes = first_and_more([f"{node} ({taint})" for node, taint in evicted.taints], 3, noun="nodes")
+    binder = (
+        "the binder places the reservation pod by nodeName, passing NoSchedule taints but not NoExecute ones "
+        "(v0.17.0 gives it the fraction pod's tolerations)"
+    )
+    head = (
+        f"KAI binds this GPU fraction ({evicted.fraction}) through a reservation pod with no tolerations, which the "
+        "taint manager evicts from every node the pod can use"
+    )
+    path = (*site.path[:-1], "metadata", "annotations", evicted.key)
+    if evicted.proven:
+        return Diagnostic(
+            RULE_ID,
+            path,
+            f"{head}: the fraction is never bound",
+            notes=(
+                f"NoExecute taints: {nodes}",
+                f"KAI {evicted.release}: {binder}",
+                "ask for a whole GPU, or leave a GPU node without the NoExecute taint",
+            ),
+        )
+    # before v0.17.0 only: a warning would be false where a later release runs
+    known = f"KAI {evicted.release}" if evicted.release else "no KAI Config image tag, chart version or image"
     return Diagnostic(
         RULE_ID,
-        (*site.path[:-1], "metadata", "annotations", evicted.key),
-        f"KAI binds this GPU fraction ({evicted.fraction}) through a reservation pod with no tolerations, which the "
-        "taint manager evicts from every node the pod can use: the fraction is never bound",
+        path,
+        f"{head} under KAI before v0.17.0: there the fraction is never bound",
+        severity=Severity.INFO,
         notes=(
             f"NoExecute taints: {nodes}",
-            f"{release}: the binder places the reservation pod by nodeName, passing NoSchedule taints but not "
-            "NoExecute ones (v0.17.0 gives it the fraction pod's tolerations)",
-            "ask for a whole GPU, or leave a GPU node without the NoExecute taint",
+            f"the KAI release is not known ({known}); before v0.17.0 {binder}",
+            "pin KAI v0.17.0 or later, ask for a whole GPU, or leave a GPU node without the NoExecute taint",
         ),
     )
 

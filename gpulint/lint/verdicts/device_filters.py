@@ -390,7 +390,32 @@ class ReservationEvicted:
     key: str  # the annotation that makes it a fraction pod
     fraction: str  # the annotation as written: gpu-fraction 0.25
     taints: tuple[tuple[str, str], ...]  # (node, taint) per usable node, the first such taint
-    release: str  # the KAI release the linted Config names ("" when none)
+    release: str  # the KAI release and where it is written: "v0.16.2 (HelmRelease kai)"; "" when not known
+    proven: bool  # every release the files or the inventory may run lacks the fix (else only some may)
+
+
+@dataclass(frozen=True)
+class _KaiRelease:
+    """What the files and the inventory prove of the KAI release: every one found, and whether it has the fix."""
+
+    shown: str
+    tolerates: bool | None  # the reservation pod gets the fraction pod's tolerations (None: some may, some not)
+
+
+def _kai_release(resolver: Resolver) -> _KaiRelease:
+    """The linted KAI Config's image tag when it names a release; else every release a KAI install in the files or
+    the inventory pins (chart version, image tag), decided only when all are known and agree."""
+    kai = resolver.kai_admission
+    named = release_of(kai.release) if kai is not None else None
+    if kai is not None and named is not None:
+        return _KaiRelease(f"{kai.release} (Config {kai.config})", named >= RESERVATION_TOLERATES)
+    installs = resolver.kai_installs()
+    releases = [release_of(found.release) for found in installs]
+    shown = ", ".join(f"{found.release or 'no version'} ({found.where})" for found in installs)
+    if not installs or None in releases:
+        return _KaiRelease(shown, None)
+    fixed = {release >= RESERVATION_TOLERATES for release in releases if release is not None}
+    return _KaiRelease(shown, fixed.pop() if len(fixed) == 1 else None)
 
 
 def kai_reservation_evicted(
@@ -403,8 +428,8 @@ def kai_reservation_evicted(
     scheduler = kai.scheduler_name if kai is not None else KAI_SCHEDULER
     if site.spec.get("schedulerName") != scheduler or not is_fraction_pod(annotations):
         return None
-    release = release_of(kai.release) if kai is not None else None
-    if release is not None and release >= RESERVATION_TOLERATES:
+    release = _kai_release(resolver)
+    if release.tolerates:
         return None
     pod = pod_requirements(admitted_pod_spec(kind, site.spec, resolver))
     pod = replace(pod, requests={**pod.requests, NVIDIA_GPU: pod.requests.get(NVIDIA_GPU) or Fraction(1)})
@@ -420,4 +445,6 @@ def kai_reservation_evicted(
             (node.name, f"{evicting.key}={evicting.value}:NoExecute" if evicting.value else f"{evicting.key}:NoExecute")
         )
     key = next(key for key in FRACTION_ANNOTATIONS if key in annotations)
-    return ReservationEvicted(key, f"{key} {annotations[key]}", tuple(taints), kai.release if kai is not None else "")
+    return ReservationEvicted(
+        key, f"{key} {annotations[key]}", tuple(taints), release.shown, proven=release.tolerates is False
+    )

@@ -202,6 +202,13 @@ def _remote(data: dict[str, Any]) -> ChartValues:
     )
 
 
+def chart_version(data: dict[str, Any], given: ChartValues) -> str:
+    """The chart version a release pins, as written ("" when none): Flux's spec.chart.spec.version, Argo CD's
+    source targetRevision, a helmfile's or a kustomization's version."""
+    source = mapping(dig(data, *given.chart_path))
+    return text(dig(source, "spec", "version")) or text(source.get("targetRevision")) or text(source.get("version"))
+
+
 def _name(chart: str) -> str:
     return chart.rpartition("/")[2]
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpulint.kube.fields import dig, mapping, text
+from gpulint.kube.fields import dig
 from gpulint.kube.kserve_runtimes import KServeInstall, controller_releases, release_minor
 from gpulint.lint.inputs.linted_set import LintedSet
-from gpulint.lint.world.chart_releases import CHART_INSTALLERS, ChartValues, chart_values
+from gpulint.lint.world.chart_releases import CHART_INSTALLERS, ChartValues, chart_values, chart_version
 
 CHARTS = ("kserve", "kserve-resources", "kserve-runtime-configs")
 # kserve-resources v0.14.0-v0.16.0 values.yaml (false by default); kserve-runtime-configs from v0.17.0
@@ -52,10 +52,7 @@ def _installs(linted: LintedSet) -> tuple[FoundInstall, ...]:
 def _chart_install(data: dict[str, object], given: ChartValues) -> KServeInstall | None:
     if given.chart not in CHARTS:
         return None
-    source = mapping(dig(data, *given.chart_path))
-    # Flux: spec.chart.spec.version; Argo CD: the source's targetRevision
-    version = text(dig(source, "spec", "version")) or text(source.get("targetRevision"))
-    minor = release_minor(version)
+    minor = release_minor(chart_version(data, given))
     if minor is None:
         return None
     enabled = dig(given.values, *_DEV_SHM)

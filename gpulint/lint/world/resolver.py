@@ -46,6 +46,7 @@ from gpulint.lint.world.inventory import (
     dra_extended_resources,
     slices_by_node,
 )
+from gpulint.lint.world.kai_install import FoundKai, kai_installs
 from gpulint.lint.world.kinds import KINDS, Declared
 from gpulint.lint.world.kserve_install import FoundInstall, kserve_installs
 from gpulint.lint.world.rejections import Rejection
@@ -773,6 +774,12 @@ class Resolver:
             for minor, where in self._cluster.kserve_controllers
         )
         return kserve_installs(self.linted) + held
+
+    def kai_installs(self) -> tuple[FoundKai, ...]:
+        """The KAI Scheduler releases the linted files install (lint/world/kai_install.py), and those the
+        inventory's Deployments run."""
+        held = tuple(FoundKai(tag, f"{where} of the inventory") for tag, where in self._cluster.kai_images)
+        return kai_installs(self.linted) + held
 
     def _kserve_chosen_runtime(self, isvc: dict[str, Any], namespace: str) -> dict[str, Any] | None:
         """The runtime KServe selects for a predictor whose model names none (kube/kserve_runtimes): among the

@@ -886,6 +886,7 @@ class RemoteChart:
     entry: tuple[Any, ...]  # the entry's path in its document
     layers: tuple[ValuesLayer, ...]
     unknown: tuple[str, ...] = ()  # values it gives that are not known ("": which ones is not known either)
+    version: str = ""  # the chart version the entry pins, as written
 
     def as_data(self) -> dict[str, Any]:
         """The entry as the object the checks read (plain data: it crosses to forked workers and caches)."""
@@ -895,6 +896,7 @@ class RemoteChart:
             "chart": self.chart,
             "layers": [{"path": list(p), "values": v, "file": f} for p, v, f in self.layers],
             "unknown": list(self.unknown),
+            "version": self.version,
         }
 
 
@@ -952,7 +954,14 @@ def _remote_helmfile(root: str, base: str, data: dict[str, Any], charts: frozens
             ("releases", index),
             tuple(layers),
             tuple(dict.fromkeys(unknown)),
+            _version(entry),
         )
+
+
+def _version(entry: dict[str, Any]) -> str:
+    """The chart version a helmfile release, a kustomize helmChart or a Zarf chart pins (``version``)."""
+    version = entry.get("version")
+    return version if isinstance(version, str) else ""
 
 
 def _remote_kustomize(root: str, base: str, data: dict[str, Any], charts: frozenset[str]) -> Iterator[RemoteChart]:
@@ -986,6 +995,7 @@ def _remote_kustomize(root: str, base: str, data: dict[str, Any], charts: frozen
             ("helmCharts", index),
             tuple(layers),
             tuple(dict.fromkeys(unknown)),
+            _version(entry),
         )
 
 
@@ -1030,6 +1040,7 @@ def _remote_zarf(root: str, base: str, data: dict[str, Any], charts: frozenset[s
                 ("components", c, "charts", index),
                 tuple(layers),
                 tuple(dict.fromkeys(unknown)),
+                _version(entry),
             )
 
 
