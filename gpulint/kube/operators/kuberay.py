@@ -48,8 +48,13 @@ def _kuberay_cluster(data: dict[str, Any], kind: str) -> Iterator[Refusal]:
             done = f"KubeRay validates the name before it reconciles (event Invalid{kind}Metadata) and creates nothing"
             yield Refusal(("metadata", "name"), "KubeRay", prefix + words, controller=done)
             return
-    path = KUBERAY_CLUSTER_SPECS[kind]
     done = f"KubeRay validates the spec before it reconciles (event Invalid{kind}Spec) and creates no pods"
+    if kind == "RayJob" and (problem := _rayjob_before_cluster(mapping(data.get("spec")))) is not None:
+        yield replace(problem, controller=done)
+        return
+    path = KUBERAY_CLUSTER_SPECS[kind]
+    if kind == "RayJob" and not mapping(dig(data, *path)):
+        return  # a RayJob on an existing cluster (clusterSelector) makes no cluster of its own
     head = mapping(dig(data, *path, "headGroupSpec"))
     groups = [("Head", (*path, "headGroupSpec"), head)] + [
         (text(mapping(raw).get("groupName")), (*path, "workerGroupSpecs", index), mapping(raw))
@@ -60,6 +65,50 @@ def _kuberay_cluster(data: dict[str, Any], kind: str) -> Iterator[Refusal]:
         if problem is not None:
             yield replace(problem, controller=done)
             return
+    if kind == "RayJob" and (problem := _rayjob_after_cluster(mapping(data.get("spec")))) is not None:
+        yield replace(problem, controller=done)
+
+
+# ValidateRayJobSpec (utils/validation.go, v1.7.0), the checks before the cluster spec, in its order (its
+# "one of RayClusterSpec or ClusterSelector must be set" is left out: a RayJob written without either is more often
+# a fragment another tool completes than one submitted as is). The TTL check
+# is v1.4.0's (#3653); before it a TTL without shutdownAfterJobFinishes was ignored.
+_RAYJOB_INVALID = "The RayJob spec is invalid: "
+TTL_WITHOUT_SHUTDOWN = "a RayJob with shutdownAfterJobFinishes set to false cannot have TTLSecondsAfterFinished"
+TTL_IGNORED = (
+    "releases before v1.4.0 ignore ttlSecondsAfterFinished without shutdownAfterJobFinishes: the RayCluster, and "
+    "every GPU its pods hold, stays after the job ends"
+)
+
+
+def _rayjob_before_cluster(spec: dict[str, Any]) -> Refusal | None:
+    shutdown = spec.get("shutdownAfterJobFinishes") is True
+    suspend = spec.get("suspend") is True
+    ttl = integer(spec.get("ttlSecondsAfterFinished"))
+    selector = mapping(spec.get("clusterSelector"))
+    if suspend and not shutdown:
+        words = "a RayJob with shutdownAfterJobFinishes set to false is not allowed to be suspended"
+        return Refusal(("spec", "suspend"), "KubeRay", _RAYJOB_INVALID + words)
+    if ttl is not None and ttl < 0:
+        words = "TTLSecondsAfterFinished must be a non-negative integer"
+        return Refusal(("spec", "ttlSecondsAfterFinished"), "KubeRay", _RAYJOB_INVALID + words)
+    if ttl is not None and ttl > 0 and not shutdown:
+        words = _RAYJOB_INVALID + TTL_WITHOUT_SHUTDOWN
+        return Refusal(("spec", "ttlSecondsAfterFinished"), "KubeRay", words, before=TTL_IGNORED)
+    if suspend and selector:
+        words = "the ClusterSelector mode doesn't support the suspend operation"
+        return Refusal(("spec", "suspend"), "KubeRay", _RAYJOB_INVALID + words)
+    return None
+
+
+def _rayjob_after_cluster(spec: dict[str, Any]) -> Refusal | None:
+    deadline, backoff = integer(spec.get("activeDeadlineSeconds")), integer(spec.get("backoffLimit"))
+    if deadline is not None and deadline <= 0:
+        words = "activeDeadlineSeconds must be a positive integer"
+        return Refusal(("spec", "activeDeadlineSeconds"), "KubeRay", _RAYJOB_INVALID + words)
+    if backoff is not None and backoff < 0:
+        return Refusal(("spec", "backoffLimit"), "KubeRay", _RAYJOB_INVALID + "backoffLimit must be a positive integer")
+    return None
 
 
 def _kuberay_group(name: str, at: Path, group: dict[str, Any], worker: bool) -> Refusal | None:
