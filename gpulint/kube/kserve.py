@@ -424,6 +424,16 @@ def default_mode(deploy: object) -> str | None:
     return mode if isinstance(mode, str) and mode else None
 
 
+# The note of a KServe component judged in Knative mode without being told so (no annotation, no linted config)
+ASSUMED_KNATIVE_NOTE = (
+    f"no {DEPLOYMENT_MODE_ANNOTATION} annotation and no linted {CONFIG_MAP}: KServe's shipped default, "
+    "Knative mode (Serverless), is assumed; Standard mode makes a Deployment instead"
+)
+# The annotations KServe does not copy onto a component's Knative Service (constants.ServiceAnnotationDisallowedList):
+# it writes min-scale and max-scale itself, from minReplicas and maxReplicas.
+KNATIVE_SCALE_SET_BY_KSERVE = frozenset({"autoscaling.knative.dev/min-scale", "autoscaling.knative.dev/max-scale"})
+
+
 def deployment_mode(isvc: dict[str, Any], configured: str | None) -> DeploymentMode:
     """The mode of an InferenceService: its annotation, else the installation's default (``configured``).
     KFServing's (serving.kubeflow.org) always runs in Knative mode."""

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from gpulint.kube import kserve
+from gpulint.kube.fields import mapping
 from gpulint.kube.lru import LRU
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Diagnostic, Path
@@ -35,6 +37,16 @@ class CheckContext:
 
     def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
         return self.cache.get_or_compute(key, compute)
+
+    def kserve_default_mode(self) -> str | None:
+        """defaultDeploymentMode of a linted inferenceservice-config (kserve, or kubeflow in Kubeflow), read once."""
+        return self.memo(("kserve-default-mode",), self._kserve_default_mode)
+
+    def _kserve_default_mode(self) -> str | None:
+        for config in self.resolver.linted.of_kind("", "ConfigMap"):
+            if config.ref.name == kserve.CONFIG_MAP:
+                return kserve.default_mode(mapping(config.data.get("data")).get("deploy"))
+        return None
 
 
 ObjectCheck = Callable[["KubeObject", CheckContext], Iterator[Diagnostic]]

@@ -23,20 +23,8 @@ SPEC = RuleSpec(
 )
 RULE_ID = SPEC.id
 
-# The note of a KServe component judged in Knative mode without being told so (no annotation, no linted config)
-_ASSUMED_SERVERLESS = (
-    f"no {kserve.DEPLOYMENT_MODE_ANNOTATION} annotation and no linted {kserve.CONFIG_MAP}: KServe's shipped default, "
-    "Knative mode (Serverless), is assumed; Standard mode makes a Deployment instead"
-)
+_ASSUMED_SERVERLESS = kserve.ASSUMED_KNATIVE_NOTE
 COMPONENTS = ("predictor", "transformer", "explainer")  # each a Knative Service in Knative mode
-
-
-def _configured_mode(ctx: CheckContext) -> str | None:
-    """defaultDeploymentMode of a linted inferenceservice-config (kserve, or kubeflow in Kubeflow)."""
-    for config in ctx.resolver.linted.of_kind("", "ConfigMap"):
-        if config.ref.name == kserve.CONFIG_MAP:
-            return kserve.default_mode(mapping(config.data.get("data")).get("deploy"))
-    return None
 
 
 def _enabled_by_setup(
@@ -182,7 +170,7 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
         return  # a workerSpec: multi-node serving runs in Standard mode only
     component = site.path[-1]
     maker = "KFServing" if obj.ref.group == kserve.KFSERVING_GROUP else "KServe"
-    mode = kserve.deployment_mode(obj.data, ctx.memo(("kserve-default-mode",), lambda: _configured_mode(ctx)))
+    mode = kserve.deployment_mode(obj.data, ctx.kserve_default_mode())
     if mode is kserve.DeploymentMode.OTHER:
         return
     assumed = mode is kserve.DeploymentMode.ASSUMED_KNATIVE

@@ -38,6 +38,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         else frozenset()
     )
     if obj.ref.group == kserve.GROUP and obj.kind == "InferenceService":
+        yield from _kserve_knative_scale(obj, ctx)
         yield from _kserve_runtime_missing(obj, ctx)
         yield from _kserve_pod_mutator(obj, ctx)
     if obj.ref.group == kaito.KAITO_GROUP and obj.kind == "Workspace":
@@ -233,6 +234,45 @@ def _knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             severity=severity,
         )
     yield from _knative_timeout(obj, ctx, webhook)
+
+
+def _kserve_knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """In Knative mode KServe copies the InferenceService's annotations, but min-scale and max-scale (which it writes
+    from minReplicas and maxReplicas), onto each component's revision template (generateMetadata, with
+    constants.ServiceAnnotationDisallowedList): Knative's webhook validates them there against config-autoscaler."""
+    mode = kserve.deployment_mode(obj.data, ctx.kserve_default_mode())
+    if mode is kserve.DeploymentMode.OTHER:
+        return
+    written = mapping(dig(obj.data, "metadata", "annotations"))
+    copied = {key: value for key, value in written.items() if key not in kserve.KNATIVE_SCALE_SET_BY_KSERVE}
+    config = knative.autoscaler_config(
+        ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.AUTOSCALER_CONFIG)
+    )
+    subject = "Knative's webhook rejects the Knative Service KServe makes for this InferenceService"
+    for problem in knative.scale_problems(copied, config):
+        message = problem.message.replace(knative.TEMPLATE_ANNOTATIONS, "metadata.annotations", 1)
+        brief, notes = split_long(f"{subject}: validation failed: {message}")
+        notes = (
+            *notes,
+            "KServe copies the InferenceService's annotations onto the revision template of the Knative Service it "
+            f"makes for each component; Knative validates them there: {problem.message}",
+        )
+        if problem.by_limit:
+            notes = (
+                *notes,
+                f"max-scale-limit is {config.max_scale_limit} in ConfigMap knative-serving/config-autoscaler",
+            )
+        severity = None
+        if problem.unless:
+            notes = (
+                *notes,
+                f"unless ConfigMap knative-serving/config-autoscaler sets {problem.unless} (its default refuses)",
+            )
+        if problem.unless or mode is kserve.DeploymentMode.ASSUMED_KNATIVE:
+            severity = Severity.WARNING
+        if mode is kserve.DeploymentMode.ASSUMED_KNATIVE:
+            notes = (*notes, kserve.ASSUMED_KNATIVE_NOTE)
+        yield Diagnostic(RULE_ID, ("metadata", "annotations", problem.key), brief, notes=notes, severity=severity)
 
 
 def _knative_timeout(obj: KubeObject, ctx: CheckContext, webhook: str) -> Iterator[Diagnostic]:
