@@ -118,9 +118,25 @@ def _env_refusals(spec: Mapping[str, Any]) -> Iterator[FlagRefusal]:
                         yield FlagRefusal((group, index, "env", position, "valueFrom", key), FIELD_REF_FLAG, "", what)
 
 
+# Added Linux capabilities behind a flag (knative/serving pkg/apis/serving/fieldmask.go CapabilitiesMask, since
+# knative-v0.24, serving#11410: drop is always kept, add only while kubernetes.containerspec-addcapabilities is not
+# Disabled, its default), on a serving container's securityContext.
+ADD_CAPABILITIES_FLAG = "kubernetes.containerspec-addcapabilities"
+
+
+def _capability_refusals(spec: Mapping[str, Any]) -> Iterator[FlagRefusal]:
+    for index, container in enumerate(spec.get("containers") or ()):
+        added = mapping(mapping(mapping(container).get("securityContext")).get("capabilities")).get("add")
+        if isinstance(added, list) and added:
+            what = f"adds the Linux capabilities {', '.join(str(name) for name in added)} to container {index}"
+            yield FlagRefusal(
+                ("containers", index, "securityContext", "capabilities", "add"), ADD_CAPABILITIES_FLAG, "", what
+            )
+
+
 def flag_refusals(spec: Mapping[str, Any]) -> list[FlagRefusal]:
     """The parts of a pod spec below its top-level fields that a Knative feature flag keeps off by default."""
-    return [*_volume_refusals(spec), *_env_refusals(spec)]
+    return [*_volume_refusals(spec), *_env_refusals(spec), *_capability_refusals(spec)]
 
 
 # Names, paths and ports Knative keeps for itself, refused whatever the flags (knative/serving knative-v1.23.0
