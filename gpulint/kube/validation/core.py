@@ -292,6 +292,73 @@ def quota_resource_names(hard: Any, path: Path, shown: Path) -> Iterator[FieldEr
             yield FieldError(at, INVALID, name, message, shown=named, keys=key, at_key=True)
 
 
+def _limit_quantities(raw: Any) -> dict[str, Any]:
+    """A LimitRange item's resource list: name -> Quantity (values that are no quantity are the schema's)."""
+    found: dict[str, Any] = {}
+    for name, value in (raw if isinstance(raw, dict) else {}).items():
+        try:
+            found[str(name)] = quantity_from_yaml(value)
+        except QuantityError:
+            continue
+    return found
+
+
+def _overcommit_allowed(name: str) -> bool:
+    """helper.IsOvercommitAllowed: a native resource (no domain, or kubernetes.io's) that is not a huge page size."""
+    return ("/" not in name or "kubernetes.io/" in name) and not name.startswith("hugepages-")
+
+
+def limit_range(spec: Any, path: Path) -> Iterator[FieldError]:
+    """ValidateLimitRange's comparisons within each item, after SetDefaults_LimitRangeItem (a Container item's
+    missing default limit is its max, its missing default request its default limit, else its min): min above
+    max, the default request outside min..max or above the default limit, the default limit outside min..max, a
+    maxLimitRequestRatio below 1, and for a resource that may not be overcommitted (an extended resource such as
+    a GPU, a huge page size) a default limit other than its default request."""
+    for index, item in enumerate(_items(spec.get("limits") if isinstance(spec, dict) else None)):
+        if not isinstance(item, dict):
+            continue
+        at = (*path, "limits", index)
+        low, high = _limit_quantities(item.get("min")), _limit_quantities(item.get("max"))
+        default, request = _limit_quantities(item.get("default")), _limit_quantities(item.get("defaultRequest"))
+        ratios = _limit_quantities(item.get("maxLimitRequestRatio"))
+        if item.get("type") == "Container":
+            default = {**high, **default}
+            request = {**low, **default, **request}
+        for name in sorted({*low, *high, *default, *request, *ratios}):
+            key = frozenset({len(at) + 1})
+            lo, hi, de, rq, ratio = (
+                low.get(name),
+                high.get(name),
+                default.get(name),
+                request.get(name),
+                ratios.get(name),
+            )
+            if lo is not None and hi is not None and lo.value > hi.value:
+                detail = f"min value {lo} is greater than max value {hi}"
+                yield FieldError((*at, "min", name), INVALID, str(lo), detail, keys=key)
+            if rq is not None and lo is not None and lo.value > rq.value:
+                detail = f"min value {lo} is greater than default request value {rq}"
+                yield FieldError((*at, "defaultRequest", name), INVALID, str(rq), detail, keys=key)
+            if rq is not None and hi is not None and rq.value > hi.value:
+                detail = f"default request value {rq} is greater than max value {hi}"
+                yield FieldError((*at, "defaultRequest", name), INVALID, str(rq), detail, keys=key)
+            if rq is not None and de is not None and rq.value > de.value:
+                detail = f"default request value {rq} is greater than default limit value {de}"
+                yield FieldError((*at, "defaultRequest", name), INVALID, str(rq), detail, keys=key)
+            if de is not None and lo is not None and lo.value > de.value:
+                detail = f"min value {lo} is greater than default value {de}"
+                yield FieldError((*at, "default", name), INVALID, str(lo), detail, keys=key)
+            if de is not None and hi is not None and de.value > hi.value:
+                detail = f"default value {de} is greater than max value {hi}"
+                yield FieldError((*at, "default", name), INVALID, str(hi), detail, keys=key)
+            if ratio is not None and ratio.value < 1:
+                detail = f"ratio {ratio} is less than 1"
+                yield FieldError((*at, "maxLimitRequestRatio", name), INVALID, str(ratio), detail, keys=key)
+            if not _overcommit_allowed(name) and de is not None and rq is not None and de.value != rq.value:
+                detail = f"default value {de} must equal to defaultRequest value {rq} in {name}"
+                yield FieldError((*at, "defaultRequest", name), INVALID, str(rq), detail, keys=key)
+
+
 def resource_name(name: str, path: Path) -> Iterator[FieldError]:
     """validateContainerResourceName (the errors name the resource: resources.limits[gpu])."""
     for message in _resource_name_problems(name):

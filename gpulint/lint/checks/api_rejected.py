@@ -67,6 +67,8 @@ def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
         yield from cluster_queue_schema_errors(obj.data)
     if obj.api_version == "v1" and obj.kind == "ResourceQuota":
         yield from core.quota_resource_names(dig(obj.data, "spec", "hard"), ("spec", "hard"), ("spec", "hard"))
+    if obj.api_version == "v1" and obj.kind == "LimitRange":
+        yield from core.limit_range(obj.data.get("spec"), ("spec",))
 
 
 def _made_quota(obj: KubeObject) -> Iterator[Diagnostic]:
