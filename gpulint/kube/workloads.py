@@ -47,6 +47,13 @@ def _constant(pods: int | None) -> PodCount:
     return lambda obj, owner: pods
 
 
+NOTEBOOK_STOPPED = "kubeflow-resource-stopped"
+
+
+def _notebook_pods(obj: dict[str, Any]) -> int:
+    return 0 if NOTEBOOK_STOPPED in mapping(dig(obj, "metadata", "annotations")) else 1
+
+
 def _lws_workers(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
     # size counts the leader; without a leaderTemplate the leader uses the worker template.
     replicas = integer(dig(obj, "spec", "replicas"), 1)
@@ -239,6 +246,13 @@ TEMPLATE_SITES: dict[tuple[str, str], tuple[TemplateSite, ...]] = {
         TemplateSite(("spec",), (), views.nim_service_workers, "worker", views.nim_service_site("worker")),
     ),
     ("apps.nvidia.com", "NIMCache"): (TemplateSite(("spec",), (), _constant(1), "caching job", views.nim_cache),),
+    # Kubeflow's notebook controller (kubeflow/kubeflow components/notebook-controller/controllers/
+    # notebook_controller.go generateStatefulSet): a StatefulSet of the Notebook's name and its spec.template as is
+    # (it adds the NB_PREFIX env, a default port and fsGroup, no resources), 1 replica, 0 while the Notebook carries
+    # the annotation kubeflow-resource-stopped.
+    ("kubeflow.org", "Notebook"): (
+        TemplateSite(("spec",), ("template", "spec"), lambda obj, owner: _notebook_pods(obj)),
+    ),
     ("production-stack.vllm.ai", "VLLMRuntime"): (
         TemplateSite(("spec",), (), views.vllm_runtime_pods, "", views.vllm_runtime),
     ),

@@ -82,6 +82,41 @@ def _made_quota(obj: KubeObject) -> Iterator[Diagnostic]:
         yield _diagnostic(error, subject)
 
 
+# The StatefulSet controller labels each pod controller-revision-hash=<StatefulSet name>-<revision hash>
+# (kubernetes pkg/controller/history/controller_history.go ControllerRevisionName: the hash is a uint32's decimal
+# digits through rand.SafeEncodeString, 10 characters unless it is below 10^9), and a label value holds at most 63
+# characters: past 52 the API server refuses every pod (kubernetes/kubernetes#64023). Kinds whose controller makes
+# a StatefulSet of their own name: (group, kind) -> who makes it.
+STATEFULSETS_MADE_BY = {("apps", "StatefulSet"): "", ("kubeflow.org", "Notebook"): "Kubeflow's notebook controller"}
+LABEL_VALUE_MAX = 63
+REVISION_HASH_MAX = 10
+
+
+def _revision_label_too_long(obj: KubeObject) -> Iterator[Diagnostic]:
+    maker = STATEFULSETS_MADE_BY.get((obj.ref.group, obj.kind))
+    name = obj.ref.name
+    if maker is None or not name or len(name) + 1 + REVISION_HASH_MAX <= LABEL_VALUE_MAX:
+        return
+    shortest = len(name) + 1 + REVISION_HASH_MAX - 1  # a hash below 10^9 is 9 characters
+    made = f"of the StatefulSet {maker} makes for this {obj.kind}" if maker else "this StatefulSet creates"
+    brief = (
+        f"the API server rejects every pod {made}: metadata.labels: Invalid value: "
+        f'"{name}-<revision hash>": must be no more than {LABEL_VALUE_MAX} characters'
+    )
+    notes = (
+        "the StatefulSet controller labels each pod controller-revision-hash=<StatefulSet name>-<hash of up to "
+        f"{REVISION_HASH_MAX} characters>: a name of {len(name)} characters leaves no room for it; keep the name "
+        f"to {LABEL_VALUE_MAX - 1 - REVISION_HASH_MAX} characters",
+        *(
+            (f"a {len(name)}-character name fits only when the revision hash is below 10^9 (9 characters)",)
+            if shortest <= LABEL_VALUE_MAX
+            else ()
+        ),
+    )
+    severity = Severity.WARNING if shortest <= LABEL_VALUE_MAX else None
+    yield Diagnostic(RULE_ID, ("metadata", "name"), brief, notes=notes, severity=severity)
+
+
 def _dra_errors(obj: KubeObject, gates: FeatureGates) -> list[FieldError]:
     """A resource.k8s.io object validated as created: without the fields of disabled gates; with gates the
     configuration does not state, only the errors found whichever way they are set."""
@@ -188,6 +223,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield _diagnostic(admin, "the API server rejects this object")
     yield from _missing_priority_classes(obj, ctx)
     yield from _made_quota(obj)
+    yield from _revision_label_too_long(obj)
     yield from _policy_denials(obj, ctx)
     held = (obj.ref.group, obj.kind) in HELD_IN
     if obj.api_version not in BUILT_IN or held:
