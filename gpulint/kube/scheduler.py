@@ -295,6 +295,8 @@ class PodRequirements:
     # extended resources a DeviceClass backs (DRAExtendedResource): on a node with none allocatable,
     # NodeResourcesFit leaves them to the DRA plugin (shouldDelegateResourceToDRA)
     dra_resources: frozenset[str] = frozenset()
+    # the host ports its containers take (NodePorts: a node holds one pod per host port, so one copy of the pod)
+    host_ports: tuple[int, ...] = ()
 
     def requirements(self) -> list[Requirement]:
         out = list(self.node_selector)
@@ -367,6 +369,7 @@ class PodRequirements:
             tuple((t.key, t.operator, t.value, t.effect, t.comparisons) for t in self.tolerations),
             self.node_name,
             self.dra_resources,
+            self.host_ports,
         )
 
     @cached_property
@@ -440,7 +443,23 @@ def _pod_requirements(spec: dict[str, Any], taint_comparisons: bool, facts: Obje
         tuple(terms) if terms is not None else None,
         tuple(tolerations),
         node_name if isinstance(node_name, str) else "",
+        host_ports=host_ports(spec),
     )
+
+
+def host_ports(spec: dict[str, Any]) -> tuple[int, ...]:
+    """The host ports a pod's containers take, sorted: each port's hostPort, which with hostNetwork defaults to its
+    containerPort (pkg/apis/core/v1/defaults.go defaultHostNetworkPorts). The NodePorts filter
+    (pkg/scheduler/framework/plugins/nodeports) lets no two pods take one host port on a node."""
+    network = spec.get("hostNetwork") is True
+    found: set[int] = set()
+    for container in sequence(spec.get("containers")):
+        for port in sequence(mapping(container).get("ports")):
+            port = mapping(port)
+            number = port.get("hostPort") or (port.get("containerPort") if network else None)
+            if isinstance(number, int) and not isinstance(number, bool) and number > 0:
+                found.add(number)
+    return tuple(sorted(found))
 
 
 def _expression(expression: dict[str, Any], path: tuple[Any, ...], field_match: bool) -> Requirement:
@@ -611,6 +630,8 @@ def copies_in(
     pods_allowed = allocatable.get("pods")
     if pods_allowed is not None:
         copies = int(pods_allowed) if copies is None else min(copies, int(pods_allowed))
+    if pod.host_ports:  # a second copy finds its host ports taken
+        copies = 1 if copies is None else min(copies, 1)
     return copies if copies is not None else 1_000_000
 
 

@@ -14,6 +14,7 @@ from gpulint.kube.scheduler import (
     Requirement,
     Taint,
     Toleration,
+    copies_on,
     filter_reasons,
     names_untolerated_taints,
     pod_requests,
@@ -364,7 +365,8 @@ def test_two_pods_have_one_signature_exactly_when_the_scheduler_sees_one_pod(fir
         a.tolerations,
         a.node_name,
         a.dra_resources,
-    ) == (b.node_selector, b.affinity_terms, b.tolerations, b.node_name, b.dra_resources)
+        a.host_ports,
+    ) == (b.node_selector, b.affinity_terms, b.tolerations, b.node_name, b.dra_resources, b.host_ports)
     assert (a.signature() == b.signature()) is fields_equal
     if fields_equal:
         assert hash(a.signature()) == hash(b.signature())
@@ -383,6 +385,7 @@ _OTHER_POD_FIELDS = {
     "tolerations": (),
     "node_name": "gpu-node-0",
     "dra_resources": frozenset({"example.com/gpu"}),
+    "host_ports": (32222,),
 }
 
 
@@ -426,3 +429,20 @@ def test_remembered_amounts_keep_each_yaml_type_apart():
     # the API server parses a quantity of any length (resource.ParseQuantity): 101 digits are an amount
     assert resource_list({"memory": "1" * 101}) == {"memory": int("1" * 101)}
     assert resource_list({"cpu": " 500m ", "memory": "1" + " " * 200}) == {"cpu": Fraction(1, 2), "memory": 1}
+
+
+def test_a_pod_taking_a_host_port_holds_its_node_alone():
+    """NodePorts: no two pods take one host port on a node. With hostNetwork a container port is a host port
+    (defaultHostNetworkPorts); a written hostPort is one too; a pod on the pod network takes none."""
+    gpu_node = node("gpu-0", nvidia_com_gpu=8, pods=110)
+    worker = {
+        "containers": [
+            {"name": "w", "ports": [{"containerPort": 32222}], "resources": {"limits": {"nvidia.com/gpu": 1}}}
+        ]
+    }
+    assert copies_on(pod_requirements(worker), gpu_node) == 8
+    assert pod_requirements({**worker, "hostNetwork": True}).host_ports == (32222,)
+    assert copies_on(pod_requirements({**worker, "hostNetwork": True}), gpu_node) == 1
+    written = {"containers": [{"name": "w", "ports": [{"containerPort": 80, "hostPort": 8080}]}]}
+    assert pod_requirements(written).host_ports == (8080,)
+    assert copies_on(pod_requirements(written), gpu_node) == 1
