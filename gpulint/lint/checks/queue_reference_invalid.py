@@ -8,6 +8,7 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.verdicts.argo_sync import semaphore_problems
 from gpulint.lint.verdicts.queues import (
     batch_queue_problems,
     kueue_config_problems,
@@ -28,6 +29,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         *pod_group_problems(obj, ctx.resolver),
         *kueue_config_problems(obj, ctx.resolver),
         *workload_priority_problems(obj, ctx.resolver),
+        *semaphore_problems(obj, ctx.resolver),
     ]
     for problem in problems:
         brief, spilled = split_long(problem.message)  # a long name the user gave can still overflow the line
