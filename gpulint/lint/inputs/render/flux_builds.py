@@ -18,18 +18,20 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from gpulint.kube.fields import dig
 from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
-from gpulint.lint.inputs.loader import load_bytes
+from gpulint.lint.inputs.loader import LocatedDocument, load_bytes
 from gpulint.lint.inputs.sources import SourceError
 from gpulint.lint.paths import is_within
 
 MAX_FILES = 5_000
 MAX_BYTES = 512 * 1024
 _GROUP = "kustomize.toolkit.fluxcd.io"
-_FILES = Selection(suffixes=(".yaml", ".yml"), skipped=frozenset({"node_modules", "vendor", "templates"}))
+FILES = Selection(suffixes=(".yaml", ".yml"), skipped=frozenset({"node_modules", "vendor", "templates"}))
 # Flux's post-build substitution (${CLUSTER}, ${CLUSTER:=main}) in a path a parent Kustomization fills in: one folder
 _VARIABLE = re.compile(r"\$\{[^}/\n]*\}")
 
@@ -60,16 +62,26 @@ def flux_components(overlay: str, repository: str) -> FluxComponents | None:
     return _building(overlay, repository, with_components=True)
 
 
-def _building(overlay: str, repository: str, *, with_components: bool) -> FluxComponents | None:
+def flux_kustomizations(overlay: str, repository: str) -> list[tuple[dict[str, Any], str]]:
+    """Each Flux Kustomization of the repository whose ``spec.path`` is the overlay's folder itself, with
+    ``FILE:LINE`` (relative to the repository) of its ``spec.path``."""
     overlay, top = os.path.realpath(overlay), os.path.realpath(repository)
     if not is_within(overlay, top) or overlay == top:
-        return None
+        return []
     relative = os.path.relpath(overlay, top).replace(os.sep, "/")
-    walk = Walk(top, (), [], select=_FILES)
+    return [
+        (data, f"{os.path.relpath(path, top)}:{document.locate(('spec', 'path'))[0]}")
+        for path, document, data in _flux_kustomizations(top)
+        if _covers(dig(data, "spec", "path"), relative, exact=True)
+    ]
+
+
+def _flux_kustomizations(top: str) -> Iterator[tuple[str, LocatedDocument, dict[str, Any]]]:
+    walk = Walk(top, (), [], select=FILES)
     try:
         for count, candidate in enumerate(walk.files()):
             if count >= MAX_FILES:
-                return None
+                return
             if candidate.follow:
                 continue
             raw = read_head(candidate.path, MAX_BYTES)
@@ -79,22 +91,28 @@ def _building(overlay: str, repository: str, *, with_components: bool) -> FluxCo
                 data = document.data
                 if not isinstance(data, dict) or data.get("kind") != "Kustomization":
                     continue
-                if not str(data.get("apiVersion") or "").startswith(_GROUP + "/"):
-                    continue
-                components = dig(data, "spec", "components")
-                if with_components and not (isinstance(components, list) and components):
-                    continue
-                if _covers(dig(data, "spec", "path"), relative, exact=with_components):
-                    line = document.locate(("spec", "components" if with_components else "path"))[0]
-                    return FluxComponents(
-                        f"{os.path.relpath(candidate.path, top)}:{line}",
-                        tuple(c if isinstance(c, str) else "" for c in components)
-                        if isinstance(components, list)
-                        else (),
-                        dig(data, "spec", "ignoreMissingComponents") is True,
-                    )
+                if str(data.get("apiVersion") or "").startswith(_GROUP + "/"):
+                    yield candidate.path, document, data
     except SourceError:
+        return
+
+
+def _building(overlay: str, repository: str, *, with_components: bool) -> FluxComponents | None:
+    overlay, top = os.path.realpath(overlay), os.path.realpath(repository)
+    if not is_within(overlay, top) or overlay == top:
         return None
+    relative = os.path.relpath(overlay, top).replace(os.sep, "/")
+    for path, document, data in _flux_kustomizations(top):
+        components = dig(data, "spec", "components")
+        if with_components and not (isinstance(components, list) and components):
+            continue
+        if _covers(dig(data, "spec", "path"), relative, exact=with_components):
+            line = document.locate(("spec", "components" if with_components else "path"))[0]
+            return FluxComponents(
+                f"{os.path.relpath(path, top)}:{line}",
+                tuple(c if isinstance(c, str) else "" for c in components) if isinstance(components, list) else (),
+                dig(data, "spec", "ignoreMissingComponents") is True,
+            )
     return None
 
 

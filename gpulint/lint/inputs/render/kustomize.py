@@ -26,6 +26,7 @@ from gpulint.kube.fields import decimal, dig, mapping, sequence, text
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes, load_text
 from gpulint.lint.inputs.render.flux_builds import built_by_flux, flux_components
+from gpulint.lint.inputs.render.flux_post_build import flux_build, substitute
 from gpulint.lint.inputs.render.generated import built_after_edit, built_unrestricted, written_by_build_step
 from gpulint.lint.inputs.render.generator_places import GENERATOR, place_in_source, written
 from gpulint.lint.inputs.render.layout import (
@@ -174,6 +175,9 @@ def render_overlay(
             )
         if refused or generated:
             return rendered
+        flux = flux_build(directory, view.repository)
+        if flux is not None and flux.target_namespace is not None and kustomization_file(directory) is not None:
+            _in_view_copy(view, own, namespace=flux.target_namespace)
         wrapper = os.path.join(temporary, "wrapper")
         os.mkdir(wrapper)
         copied = view.inside(directory)
@@ -214,7 +218,7 @@ def render_overlay(
                 return rendered
             result, rendered.components = completed, components
         places = _Places(os.path.abspath(directory), display, wrapper, view)
-    rendered.output = result.stdout
+    rendered.output = substitute(result.stdout, flux) if flux is not None else result.stdout
     rendered.mapper = partial(map_documents, places=places)
     return rendered
 
@@ -320,12 +324,21 @@ def _with_flux_components(view: View, directory: str, stderr: str) -> tuple[str,
         entries.append(entry)
     if not entries:
         return ()
-    data = dict(read_kustomization(own).data)
-    listed = data.get("components")
-    data["components"] = [*(listed if isinstance(listed, list) else []), *entries]
+    listed = read_kustomization(view.inside(own)).data.get("components")
+    _in_view_copy(view, own, components=[*(listed if isinstance(listed, list) else []), *entries])
+    return tuple(folders)
+
+
+def _in_view_copy(view: View, own: str, **fields: Any) -> None:
+    """The view's copy of the overlay's kustomization with ``fields`` set as Flux's generator sets them; the user's
+    file is untouched."""
+    copy = read_kustomization(view.inside(own))
+    if copy.problem or not copy.data:
+        return  # kustomize refuses it as written: said by the build
+    data = dict(copy.data)
+    data.update(fields)
     with open(view.inside(own), "w", encoding="utf-8") as handle:  # JSON is YAML: kustomize reads it as written
         json.dump(data, handle, default=str)
-    return tuple(folders)
 
 
 def _quoted(value: str) -> str:

@@ -1,0 +1,240 @@
+"""What the one Flux Kustomization that builds an overlay's folder adds to the build, as kustomize-controller adds it.
+
+- ``spec.targetNamespace`` becomes the generated kustomization's ``namespace`` (fluxcd/pkg kustomize v1.39.0,
+  kustomize_generator.go ``GenerateManifest``: ``kus.Namespace = tg``), so kustomize sets it on every namespaced
+  object of the build.
+- ``spec.postBuild``: after the build, each object's YAML goes through envsubst (kustomize_varsub.go
+  ``SubstituteVariables``): the variables of each ``substituteFrom`` ConfigMap or Secret in order (a later one wins),
+  then ``substitute`` (which wins over them all); an object labelled or annotated
+  ``kustomize.toolkit.fluxcd.io/substitute: disabled`` is left as written.
+
+Read from the repository's files only, never a cluster: a ConfigMap named in ``substituteFrom`` counts when exactly
+one ConfigMap of that name (in the Kustomization's namespace, or with none) is in the repository, with no ``${`` in
+the value. A Secret (its values are encrypted or absent), a ConfigMap not in the files or in several, may set any
+variable: the variables of the sources before it become unknown, as do the defaults (``${VAR:=default}``) and every
+variable no known source sets. An unknown variable is left as written: the field stays a placeholder, not checked,
+never a guess. Without ``postBuild`` nothing is substituted (kustomize-controller substitutes only when it is set).
+When several Flux Kustomizations build the folder and differ in these fields, none is applied.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpulint.kube.fields import dig
+from gpulint.lint.inputs.file_walk import Walk, read_head
+from gpulint.lint.inputs.loader import load_bytes
+from gpulint.lint.inputs.render.flux_builds import FILES, MAX_BYTES, MAX_FILES, flux_kustomizations
+from gpulint.lint.inputs.sources import SourceError
+
+_DISABLED = "kustomize.toolkit.fluxcd.io/substitute"
+# kustomize_varsub.go varsubRegex: a name outside it makes Flux refuse the Kustomization
+_NAME = re.compile(r"[_A-Za-z][_A-Za-z0-9]*")
+_DOCUMENT_BREAK = re.compile(rb"^---[ \t]*$\n?", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Variable:
+    value: str
+    source: str  # where it is set: "ConfigMap cluster-settings (FILE:LINE)", "spec.postBuild.substitute (FILE:LINE)"
+
+
+@dataclass(frozen=True)
+class FluxBuild:
+    """The fields of the Flux Kustomization at ``at`` (``FILE:LINE`` of its ``spec.path``) that change the build."""
+
+    at: str
+    target_namespace: str | None
+    post_build: bool  # spec.postBuild is set: envsubst runs
+    variables: Mapping[str, Variable] = field(default_factory=dict)
+    # every variable is known: no Secret, every ConfigMap in the files; an unset variable then takes its default
+    complete: bool = True
+
+
+def flux_build(overlay: str, repository: str) -> FluxBuild | None:
+    """The fields the Flux Kustomizations whose ``spec.path`` is the overlay's folder add; None when none builds it,
+    or when those that do differ in them (two clusters' Kustomizations with their own variables)."""
+    found = flux_kustomizations(overlay, repository)
+    if not found:
+        return None
+    specs = {repr((dig(data, "spec", "targetNamespace"), dig(data, "spec", "postBuild"))) for data, _ in found}
+    if len(specs) != 1:
+        return None
+    data, at = found[0]
+    namespace = dig(data, "spec", "targetNamespace")
+    post_build = dig(data, "spec", "postBuild")
+    target = namespace if isinstance(namespace, str) and namespace else None
+    if not isinstance(post_build, dict):
+        return FluxBuild(at, target, False)
+    variables: dict[str, Variable] = {}
+    complete = True
+    sources = post_build.get("substituteFrom")
+    for source in sources if isinstance(sources, list) else []:
+        found_values = _config_map(source, _namespace(data), repository) if isinstance(source, dict) else None
+        if found_values is None:  # a Secret, or a ConfigMap not known: it may set any variable
+            variables, complete = {}, False
+            continue
+        values, shown = found_values
+        for name, value in values.items():
+            if value is None:
+                variables.pop(name, None)
+            else:
+                variables[name] = Variable(value, shown)
+    inline = post_build.get("substitute")
+    for name, value in (inline if isinstance(inline, dict) else {}).items():
+        if not isinstance(value, str):
+            return FluxBuild(at, target, False)  # Flux refuses a substitute that is no string map
+        variables[str(name)] = Variable(value.replace("\n", ""), f"spec.postBuild.substitute ({at.rsplit(':', 1)[0]})")
+    if any(_NAME.fullmatch(name) is None for name in variables):
+        return FluxBuild(at, target, False)  # Flux refuses the Kustomization: nothing it builds is known
+    return FluxBuild(at, target, True, variables, complete)
+
+
+def _namespace(data: dict[str, Any]) -> str | None:
+    namespace = dig(data, "metadata", "namespace")
+    return namespace if isinstance(namespace, str) and namespace else None
+
+
+def _config_map(
+    source: dict[str, Any], namespace: str | None, repository: str
+) -> tuple[dict[str, str | None], str] | None:
+    """The data of the one ConfigMap of the repository ``source`` names (a value with ``${`` in it as None: another
+    Kustomization may fill it in), and how it is shown; None for a Secret or a ConfigMap not found exactly once."""
+    name = source.get("name")
+    if source.get("kind") != "ConfigMap" or not isinstance(name, str) or not name:
+        return None
+    found = [
+        (data, at)
+        for data, at in _documents(repository, name.encode())
+        if data.get("kind") == "ConfigMap"
+        and dig(data, "metadata", "name") == name
+        and _namespace(data) in (None, namespace)
+    ]
+    if len(found) != 1:
+        return None
+    data, at = found[0]
+    values = data.get("data")
+    if not isinstance(values, dict):
+        return {}, f"ConfigMap {name} ({at})"
+    known: dict[str, str | None] = {}
+    for key, value in values.items():
+        text = value if isinstance(value, str) else None
+        known[str(key)] = text.replace("\n", "") if text is not None and "$" not in text else None
+    return known, f"ConfigMap {name} ({at})"
+
+
+def _documents(repository: str, needle: bytes) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each mapping document of a YAML file of the repository whose first MAX_BYTES hold ``needle``, with
+    ``FILE:LINE`` of its start (bounded as flux_builds walks)."""
+    top = os.path.realpath(repository)
+    try:
+        for count, candidate in enumerate(Walk(top, (), [], select=FILES).files()):
+            if count >= MAX_FILES:
+                return
+            if candidate.follow:
+                continue
+            raw = read_head(candidate.path, MAX_BYTES)
+            if needle not in raw:
+                continue
+            for document in load_bytes(candidate.path, raw).documents:
+                if isinstance(document.data, dict):
+                    yield document.data, f"{os.path.relpath(candidate.path, top)}:{document.locate(())[0]}"
+    except SourceError:
+        return
+
+
+def substitute(output: bytes, build: FluxBuild) -> bytes:
+    """The build's output after Flux's post-build substitution, each document (object) on its own; the variables
+    not known are left as written."""
+    if not build.post_build or not build.variables and build.complete:
+        return output  # kustomize-controller runs envsubst only with variables to fill in
+    pieces = _DOCUMENT_BREAK.split(output)
+    return b"---\n".join(_substitute_document(piece, build) for piece in pieces)
+
+
+def _substitute_document(document: bytes, build: FluxBuild) -> bytes:
+    if b"$" not in document or _DISABLED.encode() in document and _disabled(document):
+        return document
+    text = document.decode("utf-8", errors="surrogateescape")
+    return _envsubst(text, build).encode("utf-8", errors="surrogateescape")
+
+
+def _disabled(document: bytes) -> bool:
+    """Labelled or annotated ``kustomize.toolkit.fluxcd.io/substitute: disabled`` (kustomize_varsub.go)."""
+    loaded = load_bytes("<output>", document).documents
+    data = loaded[0].data if loaded else None
+    if not isinstance(data, dict):
+        return True  # not read: left as written
+    return any(dig(data, "metadata", part, _DISABLED) == "disabled" for part in ("labels", "annotations"))
+
+
+def _envsubst(text: str, build: FluxBuild) -> str:
+    """envsubst as fluxcd/pkg envsubst reads it: ``$$`` is a ``$``; ``${NAME}``, ``$NAME``, ``${NAME:=default}`` and
+    ``${NAME:-default}`` (the default when the value is empty or unset; ``${NAME=..}``/``${NAME-..}`` only when
+    unset, which Flux's lookup never is) are filled in from known variables; anything else is left as written."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char != "$" or i + 1 >= len(text):
+            out.append(char)
+            i += 1
+            continue
+        following = text[i + 1]
+        if following == "$":
+            out.append("$")
+            i += 2
+            continue
+        if following == "{":
+            end = _closing(text, i + 2)
+            if end < 0:
+                out.append(text[i:])
+                break
+            out.append(_expression(text[i + 2 : end], text[i : end + 1], build))
+            i = end + 1
+            continue
+        bare = _NAME.match(text, i + 1)
+        if bare is not None and bare.group() in build.variables:
+            out.append(build.variables[bare.group()].value)
+            i = bare.end()
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _closing(text: str, start: int) -> int:
+    depth = 1
+    for index in range(start, len(text)):
+        if text[index] == "{":
+            depth += 1
+        elif text[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+        elif text[index] == "\n":
+            return -1
+    return -1
+
+
+def _expression(inner: str, written: str, build: FluxBuild) -> str:
+    name = _NAME.match(inner)
+    if name is None:
+        return written
+    rest = inner[name.end() :]
+    variable = build.variables.get(name.group())
+    if not rest:
+        return variable.value if variable is not None else written
+    for operator in (":=", ":-", "=", "-"):
+        if not rest.startswith(operator):
+            continue
+        if variable is not None and (variable.value or operator in ("=", "-")):
+            return variable.value
+        if variable is None and (operator in ("=", "-") or not build.complete):
+            return written  # unset here, maybe set by a source not read; or Flux's lookup never leaves it unset
+        return _envsubst(rest[len(operator) :], build)  # a default may name another variable: ${SUB:=${APP}}
+    return written
