@@ -30,6 +30,7 @@ from gpulint.lint.findings import (
 )
 from gpulint.lint.inputs.loader import LoadedFile
 from gpulint.lint.inputs.objects import NOT_OBJECTS, KubeObject, ParsedFile
+from gpulint.lint.inputs.render.flux_post_build import filled_in_notes
 from gpulint.lint.output.suppress import (
     ANNOTATION,
     Directive,
@@ -248,6 +249,8 @@ class Engine:
         if deadline is not None:  # suppressing and sorting a long List's findings takes a while too
             deadline.check()
         report.findings, report.suppressed = self._suppress(loaded, located, annotations, path_ignores_apply)
+        if loaded.substituted:
+            report.findings = [_with_substitutions(finding, loaded) for finding in report.findings]
         report.findings.sort(key=Finding.sort_key)
         report.excerpts = excerpts(loaded.text, {f.line for f in report.findings if f.file == loaded.path})
         return report
@@ -671,3 +674,10 @@ def annotation_directives(obj: KubeObject) -> list[tuple[Directive, tuple[Any, .
 
 def _under_placeholder(path: tuple[object, ...], placeholders: tuple[tuple[object, ...], ...]) -> bool:
     return any(path[: len(p)] == p for p in placeholders)
+
+
+def _with_substitutions(finding: Finding, loaded: LoadedFile) -> Finding:
+    """The finding with a note naming each variable Flux's post-build substitution filled in where it is."""
+    text = loaded.text if finding.file == loaded.path else loaded.texts.get(finding.file, "")
+    notes = filled_in_notes(text.splitlines(), finding.line, loaded.substituted)
+    return replace(finding, notes=(*finding.notes, *notes)) if notes else finding

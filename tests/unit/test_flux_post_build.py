@@ -93,7 +93,15 @@ def serious(kubectl: str) -> list[tuple[str, int, str, str]]:
 def test_a_value_from_the_cluster_settings_is_checked_where_the_template_writes_it(repo, render_tools):
     # failing before: the limit was a placeholder, not checked; Flux deploys a limit of 1 against a request of 2
     write_tree(repo, flux_app(gpus="1"))
-    assert serious(render_tools["kubectl"]) == [(DEPLOYMENT, 19, "gpu-request-without-limit", "error")]
+    found = check_serious(".", "--kubectl", render_tools["kubectl"])
+    assert [(path, line, rule, severity) for path, line, rule, severity, _ in found] == [
+        (DEPLOYMENT, 19, "gpu-request-without-limit", "error")
+    ]
+    # the variable is named with where its value comes from
+    assert found[0][4].endswith(
+        "Flux's post-build substitution sets ${GPU_COUNT} (line 21) to '1' from "
+        "ConfigMap cluster-settings (kubernetes/flux/cluster-settings.yaml:1)"
+    ), found[0][4]
 
 
 def test_the_same_value_matching_the_request_is_clean(repo, render_tools):
@@ -180,3 +188,46 @@ SETTINGS = Variable("1", "ConfigMap cluster-settings (cluster-settings.yaml:1)")
 def test_envsubst_as_flux_reads_it(written, variables, complete, deployed):
     build = FluxBuild("ks.yaml:1", None, True, variables, complete)
     assert substitute(written.encode(), build) == deployed.encode()
+
+
+# The home-ops template's parent: `cluster-apps` builds kubernetes/apps and patches every app's Kustomization
+# there, except those labelled out, to substitute from cluster-settings.
+PARENT = """
+    apiVersion: kustomize.toolkit.fluxcd.io/v1
+    kind: Kustomization
+    metadata:
+      name: cluster-apps
+      namespace: flux-system
+    spec:
+      interval: 1h
+      path: ./kubernetes/apps
+      sourceRef:
+        kind: GitRepository
+        name: flux-system
+      patches:
+        - patch: |-
+            apiVersion: kustomize.toolkit.fluxcd.io/v1
+            kind: Kustomization
+            metadata:
+              name: _
+            spec:
+              postBuild:
+                substituteFrom:
+                  - kind: ConfigMap
+                    name: cluster-settings
+          target:
+            group: kustomize.toolkit.fluxcd.io
+            kind: Kustomization
+            labelSelector: substitution.flux.home.arpa/disabled notin (true)
+    """
+CHILD = KS.replace(
+    "        substituteFrom:\n          - kind: ConfigMap\n            name: cluster-settings\n", ""
+).replace("  namespace: flux-system\n", "  namespace: flux-system\n      labels:\n        {label}\n")
+
+
+@pytest.mark.parametrize(("label", "found"), [("app: ollama", 1), ("substitution.flux.home.arpa/disabled: 'true'", 0)])
+def test_a_parent_kustomization_patches_its_apps_to_substitute_from_the_settings(repo, render_tools, label, found):
+    # failing before (label selected): the ConfigMap is named only in the parent's patch of the app's Kustomization
+    ks = CHILD.replace("{label}", label)
+    write_tree(repo, {**flux_app(gpus="1", ks=ks), "kubernetes/flux/cluster/ks.yaml": PARENT})
+    assert [rule for _, _, rule, _ in serious(render_tools["kubectl"])] == ["gpu-request-without-limit"] * found

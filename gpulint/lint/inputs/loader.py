@@ -360,6 +360,7 @@ class LoadedFile:
     texts: dict[str, str] = field(default_factory=dict)  # rendered: the text of each file its findings are in
     reported: frozenset[str] | None = None  # rendered for a base named alone: the real paths its findings may be in
     unreported: frozenset[str] = frozenset()  # real paths an earlier render of the run reports (a shared component)
+    substituted: dict[str, str] = field(default_factory=dict)  # rendered: a Flux variable -> "'value' from source"
 
 
 def _child(node: Node, step: Any) -> tuple[Node | None, Node] | None:

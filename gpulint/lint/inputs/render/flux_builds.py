@@ -76,6 +76,25 @@ def flux_kustomizations(overlay: str, repository: str) -> list[tuple[dict[str, A
     ]
 
 
+def parents_patches(child: str, repository: str) -> list[tuple[Any, dict[str, Any]]]:
+    """The ``spec.patches`` entries (each its ``patch`` and ``target``) of every Flux Kustomization whose
+    ``spec.path`` is a folder above the file ``child``: the one that builds that file patches the Kustomizations in
+    it before applying them (a monorepo's ``cluster-apps`` adds ``postBuild.substituteFrom`` to each app's)."""
+    top = os.path.realpath(repository)
+    folder = os.path.relpath(os.path.dirname(os.path.realpath(child)), top).replace(os.sep, "/")
+    found: list[tuple[Any, dict[str, Any]]] = []
+    for path, _, data in _flux_kustomizations(top):
+        patches = dig(data, "spec", "patches")
+        if os.path.realpath(path) == os.path.realpath(child) or not isinstance(patches, list):
+            continue
+        if folder != "." and _covers(dig(data, "spec", "path"), folder):
+            for entry in patches:
+                target = entry.get("target") if isinstance(entry, dict) else None
+                if isinstance(entry, dict):
+                    found.append((entry.get("patch"), target if isinstance(target, dict) else {}))
+    return found
+
+
 def _flux_kustomizations(top: str) -> Iterator[tuple[str, LocatedDocument, dict[str, Any]]]:
     walk = Walk(top, (), [], select=FILES)
     try:

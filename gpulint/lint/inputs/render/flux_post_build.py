@@ -25,10 +25,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpulint.kube.embedded import NotParsed, load_embedded
 from gpulint.kube.fields import dig
 from gpulint.lint.inputs.file_walk import Walk, read_head
 from gpulint.lint.inputs.loader import load_bytes
-from gpulint.lint.inputs.render.flux_builds import FILES, MAX_BYTES, MAX_FILES, flux_kustomizations
+from gpulint.lint.inputs.render.flux_builds import FILES, MAX_BYTES, MAX_FILES, flux_kustomizations, parents_patches
 from gpulint.lint.inputs.sources import SourceError
 
 _DISABLED = "kustomize.toolkit.fluxcd.io/substitute"
@@ -58,7 +59,12 @@ class FluxBuild:
 def flux_build(overlay: str, repository: str) -> FluxBuild | None:
     """The fields the Flux Kustomizations whose ``spec.path`` is the overlay's folder add; None when none builds it,
     or when those that do differ in them (two clusters' Kustomizations with their own variables)."""
-    found = flux_kustomizations(overlay, repository)
+    found = []
+    for data, at in flux_kustomizations(overlay, repository):
+        patched = _patched(data, os.path.join(repository, at.rsplit(":", 1)[0]), repository)
+        if patched is None:
+            return None  # a parent's patch changes it in a way not read
+        found.append((patched, at))
     if not found:
         return None
     specs = {repr((dig(data, "spec", "targetNamespace"), dig(data, "spec", "postBuild"))) for data, _ in found}
@@ -92,6 +98,103 @@ def flux_build(overlay: str, repository: str) -> FluxBuild | None:
     if any(_NAME.fullmatch(name) is None for name in variables):
         return FluxBuild(at, target, False)  # Flux refuses the Kustomization: nothing it builds is known
     return FluxBuild(at, target, True, variables, complete)
+
+
+def _patched(data: dict[str, Any], file: str, repository: str) -> dict[str, Any] | None:
+    """The Flux Kustomization as the parent Kustomization that applies its file patches it (kustomize's strategic
+    merge of a custom resource: maps merged, lists and values replaced, null removes); None when a patch that
+    targets it is one not read (a JSON 6902 list, a string that is no object) and names the fields read here."""
+    for patch, target in parents_patches(file, repository):
+        if not _targets(target, data):
+            continue
+        parsed = load_embedded(patch) if isinstance(patch, str) else NotParsed("no patch")
+        if isinstance(parsed, NotParsed) or not isinstance(parsed, dict):
+            if isinstance(patch, str) and ("postBuild" in patch or "targetNamespace" in patch):
+                return None
+            continue
+        if parsed.get("kind") not in (None, "Kustomization"):
+            continue
+        data = _merge(data, {key: value for key, value in parsed.items() if key == "spec"})
+    return data
+
+
+def _merge(base: Any, patch: Any) -> Any:
+    if not isinstance(base, dict) or not isinstance(patch, dict):
+        return patch
+    merged = dict(base)
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = _merge(merged.get(key), value)
+    return merged
+
+
+def _targets(target: dict[str, Any], data: dict[str, Any]) -> bool:
+    """Whether a kustomize patch ``target`` selects the Flux Kustomization ``data`` (group, version, kind, name and
+    namespace as regular expressions, label and annotation selectors; api/types/selector.go)."""
+    api = str(data.get("apiVersion") or "")
+    group, _, version = api.rpartition("/")
+    wanted = {
+        "group": group,
+        "version": version,
+        "kind": "Kustomization",
+        "name": dig(data, "metadata", "name"),
+        "namespace": dig(data, "metadata", "namespace"),
+    }
+    for key, actual in wanted.items():
+        pattern = target.get(key)
+        if pattern in (None, ""):
+            continue
+        if not isinstance(pattern, str) or not isinstance(actual, str):
+            return False
+        try:
+            if re.fullmatch(pattern, actual) is None:
+                return False
+        except re.error:
+            return False
+    for key, field_name in (("labelSelector", "labels"), ("annotationSelector", "annotations")):
+        selector = target.get(key)
+        if selector in (None, ""):
+            continue
+        values = dig(data, "metadata", field_name)
+        if not isinstance(selector, str) or not _selects(selector, values if isinstance(values, dict) else {}):
+            return False
+    return True
+
+
+_REQUIREMENT = re.compile(
+    r"\s*(?:!\s*(?P<absent>[\w./-]+)|(?P<key>[\w./-]+)"
+    r"(?:\s*(?P<op>==|!=|=)\s*(?P<value>[\w./-]*)|\s+(?P<set>in|notin)\s*\((?P<values>[^)]*)\))?)\s*(?:,|$)"
+)
+
+
+def _selects(selector: str, labels: dict[str, Any]) -> bool:
+    """A label selector in its string form (``a=b,c notin (d),!e``); False for one not read."""
+    position = 0
+    while position < len(selector):
+        found = _REQUIREMENT.match(selector, position)
+        if found is None or found.end() == position:
+            return False
+        position = found.end()
+        if found["absent"]:
+            if found["absent"] in labels:
+                return False
+            continue
+        key, value = found["key"], labels.get(found["key"])
+        shown = None if value is None else str(value)
+        if found["op"] in ("=", "=="):
+            ok = shown == found["value"]
+        elif found["op"] == "!=":
+            ok = shown != found["value"]
+        elif found["set"]:
+            members = {item.strip() for item in found["values"].split(",")}
+            ok = shown in members if found["set"] == "in" else shown not in members
+        else:
+            ok = key in labels
+        if not ok:
+            return False
+    return True
 
 
 def _namespace(data: dict[str, Any]) -> str | None:
@@ -147,20 +250,67 @@ def _documents(repository: str, needle: bytes) -> Iterator[tuple[dict[str, Any],
         return
 
 
-def substitute(output: bytes, build: FluxBuild) -> bytes:
+def substitute(output: bytes, build: FluxBuild, used: dict[str, Variable] | None = None) -> bytes:
     """The build's output after Flux's post-build substitution, each document (object) on its own; the variables
-    not known are left as written."""
+    not known are left as written. ``used`` gets each variable filled in."""
     if not build.post_build or not build.variables and build.complete:
         return output  # kustomize-controller runs envsubst only with variables to fill in
     pieces = _DOCUMENT_BREAK.split(output)
-    return b"---\n".join(_substitute_document(piece, build) for piece in pieces)
+    used = {} if used is None else used
+    return b"---\n".join(_substitute_document(piece, build, used) for piece in pieces)
 
 
-def _substitute_document(document: bytes, build: FluxBuild) -> bytes:
+def _substitute_document(document: bytes, build: FluxBuild, used: dict[str, Variable]) -> bytes:
     if b"$" not in document or _DISABLED.encode() in document and _disabled(document):
         return document
     text = document.decode("utf-8", errors="surrogateescape")
-    return _envsubst(text, build).encode("utf-8", errors="surrogateescape")
+    return _envsubst(text, build, used).encode("utf-8", errors="surrogateescape")
+
+
+def filled_in_notes(lines: list[str], line: int, substituted: Mapping[str, str]) -> tuple[str, ...]:
+    """A note for each variable Flux fills in (``substituted``: name -> "'value' from source") that the template
+    names on the finding's ``line`` (1-based) or elsewhere in the list item that holds it (a container: its limit
+    beside the request a finding is at), each at the first line naming it."""
+    first, last = _item(lines, line - 1)
+    notes = []
+    for name, said in substituted.items():
+        named = re.compile(rf"\$\{{?{re.escape(name)}(?![A-Za-z0-9_])")
+        at = next((index for index in (line - 1, *range(first, last)) if named.search(lines[index])), None)
+        if at is not None:
+            notes.append(f"Flux's post-build substitution sets ${{{name}}} (line {at + 1}) to {said}")
+    return tuple(notes)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _item(lines: list[str], index: int) -> tuple[int, int]:
+    """The lines (0-based, end excluded) of the innermost list item holding line ``index``; only that line when
+    none does."""
+    if not 0 <= index < len(lines):
+        return 0, 0
+    indent, start = _indent(lines[index]), None
+    for above in range(index, -1, -1):
+        text = lines[above]
+        if not text.strip() or text.lstrip().startswith("#") or (above != index and _indent(text) >= indent):
+            continue
+        indent = _indent(text)
+        if text.lstrip().startswith("- "):
+            start = above
+            break
+        if indent == 0:
+            break
+    if start is None:
+        return index, index + 1
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > _indent(lines[start])):
+        end += 1
+    return start, end
+
+
+def said(used: Mapping[str, Variable]) -> dict[str, str]:
+    return {name: f"'{variable.value}' from {variable.source}" for name, variable in used.items()}
 
 
 def _disabled(document: bytes) -> bool:
@@ -172,7 +322,7 @@ def _disabled(document: bytes) -> bool:
     return any(dig(data, "metadata", part, _DISABLED) == "disabled" for part in ("labels", "annotations"))
 
 
-def _envsubst(text: str, build: FluxBuild) -> str:
+def _envsubst(text: str, build: FluxBuild, used: dict[str, Variable]) -> str:
     """envsubst as fluxcd/pkg envsubst reads it: ``$$`` is a ``$``; ``${NAME}``, ``$NAME``, ``${NAME:=default}`` and
     ``${NAME:-default}`` (the default when the value is empty or unset; ``${NAME=..}``/``${NAME-..}`` only when
     unset, which Flux's lookup never is) are filled in from known variables; anything else is left as written."""
@@ -194,11 +344,12 @@ def _envsubst(text: str, build: FluxBuild) -> str:
             if end < 0:
                 out.append(text[i:])
                 break
-            out.append(_expression(text[i + 2 : end], text[i : end + 1], build))
+            out.append(_expression(text[i + 2 : end], text[i : end + 1], build, used))
             i = end + 1
             continue
         bare = _NAME.match(text, i + 1)
         if bare is not None and bare.group() in build.variables:
+            used[bare.group()] = build.variables[bare.group()]
             out.append(build.variables[bare.group()].value)
             i = bare.end()
             continue
@@ -221,12 +372,14 @@ def _closing(text: str, start: int) -> int:
     return -1
 
 
-def _expression(inner: str, written: str, build: FluxBuild) -> str:
+def _expression(inner: str, written: str, build: FluxBuild, used: dict[str, Variable]) -> str:
     name = _NAME.match(inner)
     if name is None:
         return written
     rest = inner[name.end() :]
     variable = build.variables.get(name.group())
+    if variable is not None and (not rest or variable.value or rest[:1] in ("=", "-")):
+        used[name.group()] = variable
     if not rest:
         return variable.value if variable is not None else written
     for operator in (":=", ":-", "=", "-"):
@@ -236,5 +389,5 @@ def _expression(inner: str, written: str, build: FluxBuild) -> str:
             return variable.value
         if variable is None and (operator in ("=", "-") or not build.complete):
             return written  # unset here, maybe set by a source not read; or Flux's lookup never leaves it unset
-        return _envsubst(rest[len(operator) :], build)  # a default may name another variable: ${SUB:=${APP}}
+        return _envsubst(rest[len(operator) :], build, used)  # a default may name another variable: ${SUB:=${APP}}
     return written

@@ -218,7 +218,7 @@ def render_overlay(
                 return rendered
             result, rendered.components = completed, components
         places = _Places(os.path.abspath(directory), display, wrapper, view)
-    rendered.output = substitute(result.stdout, flux) if flux is not None else result.stdout
+    rendered.output = substitute(result.stdout, flux, rendered.substituted) if flux is not None else result.stdout
     rendered.mapper = partial(map_documents, places=places)
     return rendered
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.inputs.loader import LoadedFile, LoadProblem, LocatedDocument
+from gpulint.lint.inputs.render.flux_post_build import Variable, said
 from gpulint.lint.inputs.render.tools import MAX_OUTPUT_BYTES, Result
 
 RENDER_FAILED = "not-rendered"
@@ -119,6 +120,8 @@ class Rendered:
     components: tuple[str, ...] = ()
     # files of those components an earlier render of the run was built with and reports: not reported again
     unreported: frozenset[str] = frozenset()
+    # the variables Flux's post-build substitution filled in (render/flux_post_build): named in the findings' notes
+    substituted: dict[str, Variable] = field(default_factory=dict)
 
     def loaded(self, loaded: LoadedFile) -> LoadedFile:
         if self.mapper is not None:
@@ -134,6 +137,7 @@ class Rendered:
         loaded.texts.update(self.texts)
         loaded.reported = self.reported
         loaded.unreported = self.unreported
+        loaded.substituted = said(self.substituted)
         return loaded
 
 
