@@ -82,6 +82,8 @@ class ClusterRoot:
     folder: str
     where: str  # "patterns/x/main.tf:12", relative to its work tree
     pools_elsewhere: str = ""  # "patterns/x/main.tf:40 (eks_managed_node_groups)"
+    # the folders (real paths) the Flux Kustomizations of a `clusters/<name>` folder build: that cluster's too
+    builds: tuple[str, ...] = ()
 
     @property
     def gap(self) -> str:
@@ -105,8 +107,9 @@ class ClusterRoots:
         real = os.path.realpath(path)
         best, depth = 0, -1
         for index, root in enumerate(self.roots, 1):
-            if is_within(real, root.folder) and root.folder.count(os.sep) > depth:
-                best, depth = index, root.folder.count(os.sep)
+            for folder in (root.folder, *root.builds):
+                if is_within(real, folder) and folder.count(os.sep) > depth:
+                    best, depth = index, folder.count(os.sep)
         return best
 
 
@@ -126,7 +129,7 @@ def cluster_roots(sources: Sequence[Source], exclude: Sequence[str] = ()) -> Clu
             kept = found.get(root.folder)
             if kept is None or (not kept.pools_elsewhere and root.pools_elsewhere):
                 found[root.folder] = (
-                    root if kept is None else ClusterRoot(kept.folder, kept.where, root.pools_elsewhere)
+                    root if kept is None else ClusterRoot(kept.folder, kept.where, root.pools_elsewhere, kept.builds)
                 )
     return ClusterRoots(tuple(found.values()))
 
@@ -136,7 +139,13 @@ def roots_of_tree(
 ) -> list[ClusterRoot]:
     clusters: dict[str, str] = {}  # folder -> where
     pools: dict[str, str] = {}
+    flux: dict[str, tuple[str, list[str]]] = {}  # a clusters/<name> folder -> where, the folders it builds
     for relative, facts in setup_facts(tree, CLUSTER_FILES, _READER, exclude, known):
+        if len(facts) == 4:  # a Flux Kustomization of a clusters/<name> folder
+            folder = os.path.realpath(os.path.join(tree, facts[2]))
+            built = flux.setdefault(folder, (facts[3].split("\n", 1)[0], []))[1]
+            built.extend(os.path.realpath(os.path.join(tree, p)) for p in facts[3].split("\n")[1:])
+            continue
         if not facts:
             continue
         folder = os.path.realpath(os.path.join(tree, os.path.dirname(relative)))
@@ -145,26 +154,64 @@ def roots_of_tree(
             clusters.setdefault(folder, made)
         if pooled:
             pools.setdefault(folder, pooled)
-    return [ClusterRoot(folder, where, pools.get(folder, "")) for folder, where in clusters.items()]
+    roots = [ClusterRoot(folder, where, pools.get(folder, "")) for folder, where in clusters.items()]
+    return roots + _flux_clusters(flux, clusters)
+
+
+def _flux_clusters(flux: Mapping[str, tuple[str, list[str]]], made: Mapping[str, str]) -> list[ClusterRoot]:
+    """Flux's ``clusters/<name>`` layout: each such folder bootstraps one cluster, and the folders its Flux
+    Kustomizations name in ``spec.path`` (``./kubernetes/apps/main``) deploy to it. With two or more, each is a
+    cluster (one alone is the repository's one cluster, as without it); a folder two clusters build is shared,
+    in neither; a folder Terraform or eksctl already makes a cluster of is left to that."""
+    if len(flux) < 2:
+        return []
+    claims: dict[str, int] = {}
+    for _, built in flux.values():
+        for folder in set(built):
+            claims[folder] = claims.get(folder, 0) + 1
+    return [
+        ClusterRoot(folder, where, "", tuple(sorted({b for b in built if claims[b] == 1 and b != folder})))
+        for folder, (where, built) in flux.items()
+        if folder not in made
+    ]
 
 
 def _facts(relative: str, text: str) -> Facts:
-    """Where the file creates a cluster and where node groups, as the cache keeps them ([]: neither)."""
+    """Where the file creates a cluster and where node groups, as the cache keeps them ([]: neither); for a Flux
+    Kustomization in a ``clusters/<name>`` folder: ["", "", that folder, "FILE:LINE" and each spec.path, one a
+    line]."""
     if relative.endswith(".tf"):
         made, pooled = _terraform(relative, text)
     elif _EKSCTL.search(text) and _EKSCTL_KIND.search(text):
         made = f"{relative}:{_line(text, _EKSCTL_KIND)}"
         pooled = f"{relative}:{_line(text, _EKSCTL_POOLS)}" if _EKSCTL_POOLS.search(text) else ""
     else:
-        return []
+        return _flux_facts(relative, text)
     return [made, pooled] if made or pooled else []
 
 
+# a Flux bootstrap folder: clusters/<name>/... (flux bootstrap --path=clusters/<name>)
+_CLUSTERS_FOLDER = re.compile(r"^(?:.*/)?clusters/[^/]+(?=/)")
+_FLUX_KUSTOMIZATION = re.compile(r"^apiVersion:\s*['\"]?kustomize\.toolkit\.fluxcd\.io/", re.MULTILINE)
+_SPEC_PATH = re.compile(r"^  path:\s*['\"]?(\.?/?[\w./-]+?)['\"]?\s*(?:#.*)?$", re.MULTILINE)
+
+
+def _flux_facts(relative: str, text: str) -> Facts:
+    """A Flux Kustomization's ``spec.path`` values, read by line (``  path:`` under ``spec:``; one of variables or
+    leading out of the source is no folder), in a file under a ``clusters/<name>`` folder."""
+    folder = _CLUSTERS_FOLDER.match(relative)
+    if folder is None or _FLUX_KUSTOMIZATION.search(text) is None:
+        return []
+    paths = [found.group(1) for found in _SPEC_PATH.finditer(text[:MAX_BYTES])]
+    paths = [path for path in paths if ".." not in path.split("/") and path.strip("./")]
+    return ["", "", folder.group(), "\n".join([f"{relative}:{_line(text, _FLUX_KUSTOMIZATION)}", *paths])]
+
+
 def _valid_facts(facts: list[Any]) -> bool:
-    return not facts or (len(facts) == 2 and all(isinstance(fact, str) for fact in facts))
+    return not facts or (len(facts) in (2, 4) and all(isinstance(fact, str) for fact in facts))
 
 
-_READER = ("setup-clusters-v1.json", _facts, _valid_facts)
+_READER = ("setup-clusters-v2.json", _facts, _valid_facts)
 
 
 def _line(text: str, pattern: re.Pattern[str]) -> int:
