@@ -14,6 +14,10 @@ A folder creates a cluster when a ``.tf`` file in it (a Terraform module is a fo
 itself (POOL_WORDS: EKS managed and self-managed node groups, Auto Mode's built-in pools, GKE and AKS node pools,
 eksctl's nodeGroups): then what its linted pools lack is unknown, never absent.
 
+Flux's bootstrap layout is the third: ``flux bootstrap --path=clusters/<name>`` gives each cluster a folder, and the
+Flux Kustomizations there name in ``spec.path`` the folders that deploy to it (``./kubernetes/apps/main``). With two
+or more such folders, each is a cluster that also holds the folders only it builds (ClusterRoot.builds).
+
 Walked as setup_walk walks (file_walk.Walk: .gitignore and ``exclude`` honoured, at most setup_walk.MAX_FILES
 files, the first MAX_BYTES of each, no link followed), over the work trees of the sources, once per run and only
 when the run holds a cluster's node pool, queue or quota.
