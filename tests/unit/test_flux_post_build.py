@@ -231,3 +231,12 @@ def test_a_parent_kustomization_patches_its_apps_to_substitute_from_the_settings
     ks = CHILD.replace("{label}", label)
     write_tree(repo, {**flux_app(gpus="1", ks=ks), "kubernetes/flux/cluster/ks.yaml": PARENT})
     assert [rule for _, _, rule, _ in serious(render_tools["kubectl"])] == ["gpu-request-without-limit"] * found
+
+
+def test_a_finding_past_the_text_held_gets_no_note():
+    from gpulint.lint.inputs.render.flux_post_build import filled_in_notes
+
+    assert filled_in_notes([], 3, {"APP": "'photos' from spec.postBuild.substitute (ks.yaml)"}) == ()
+    assert filled_in_notes(["  name: ${APP}"], 1, {"APP": "'photos' from x"}) == (
+        "Flux's post-build substitution sets ${APP} (line 1) to 'photos' from x",
+    )

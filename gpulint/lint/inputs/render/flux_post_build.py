@@ -271,6 +271,8 @@ def filled_in_notes(lines: list[str], line: int, substituted: Mapping[str, str])
     """A note for each variable Flux fills in (``substituted``: name -> "'value' from source") that the template
     names on the finding's ``line`` (1-based) or elsewhere in the list item that holds it (a container: its limit
     beside the request a finding is at), each at the first line naming it."""
+    if not 0 < line <= len(lines):
+        return ()  # the file's text is not held: nothing to read the variables from
     first, last = _item(lines, line - 1)
     notes = []
     for name, said in substituted.items():
