@@ -16,15 +16,15 @@ names no overlay. Bounded: at most MAX_FILES YAML files (.gitignore honoured, hi
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.fields import dig
 from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
-from gpulint.lint.inputs.loader import LocatedDocument, load_bytes
+from gpulint.lint.inputs.loader import load_bytes
 from gpulint.lint.inputs.sources import SourceError
 from gpulint.lint.paths import is_within
 
@@ -70,8 +70,8 @@ def flux_kustomizations(overlay: str, repository: str) -> list[tuple[dict[str, A
         return []
     relative = os.path.relpath(overlay, top).replace(os.sep, "/")
     return [
-        (data, f"{os.path.relpath(path, top)}:{document.locate(('spec', 'path'))[0]}")
-        for path, document, data in _flux_kustomizations(top)
+        (data, f"{os.path.relpath(path, top)}:{line}")
+        for path, data, line, _ in flux_objects(top).kustomizations
         if _covers(dig(data, "spec", "path"), relative, exact=True)
     ]
 
@@ -83,7 +83,7 @@ def parents_patches(child: str, repository: str) -> list[tuple[Any, dict[str, An
     top = os.path.realpath(repository)
     folder = os.path.relpath(os.path.dirname(os.path.realpath(child)), top).replace(os.sep, "/")
     found: list[tuple[Any, dict[str, Any]]] = []
-    for path, _, data in _flux_kustomizations(top):
+    for path, data, _, _ in flux_objects(top).kustomizations:
         patches = dig(data, "spec", "patches")
         if os.path.realpath(path) == os.path.realpath(child) or not isinstance(patches, list):
             continue
@@ -95,25 +95,55 @@ def parents_patches(child: str, repository: str) -> list[tuple[Any, dict[str, An
     return found
 
 
-def _flux_kustomizations(top: str) -> Iterator[tuple[str, LocatedDocument, dict[str, Any]]]:
+@dataclass(frozen=True)
+class FluxObjects:
+    """What the render reads of a repository's YAML: its Flux Kustomizations (file, object, line of ``spec.path`` and
+    of ``spec.components``) and its ConfigMaps (object, ``FILE:LINE`` relative to the repository)."""
+
+    kustomizations: tuple[tuple[str, dict[str, Any], int, int], ...]
+    config_maps: tuple[tuple[dict[str, Any], str], ...]
+
+
+def flux_objects(top: str) -> FluxObjects:
+    """The repository's FluxObjects, read once while its files stay as they are: every overlay of a run asks, and
+    a stat of each file is far cheaper than reading and parsing them again."""
     walk = Walk(top, (), [], select=FILES)
+    signature: list[tuple[str, int, int]] = []
     try:
         for count, candidate in enumerate(walk.files()):
             if count >= MAX_FILES:
-                return
+                break
             if candidate.follow:
                 continue
-            raw = read_head(candidate.path, MAX_BYTES)
-            if _GROUP.encode() not in raw:
+            try:
+                found = os.stat(candidate.path)
+            except OSError:
                 continue
-            for document in load_bytes(candidate.path, raw).documents:
-                data = document.data
-                if not isinstance(data, dict) or data.get("kind") != "Kustomization":
-                    continue
-                if str(data.get("apiVersion") or "").startswith(_GROUP + "/"):
-                    yield candidate.path, document, data
+            signature.append((candidate.path, found.st_mtime_ns, found.st_size))
     except SourceError:
-        return
+        return FluxObjects((), ())
+    return _read_objects(top, tuple(signature))
+
+
+@functools.lru_cache(maxsize=2)  # a run's repository, and one more (tests, a second tree)
+def _read_objects(top: str, signature: tuple[tuple[str, int, int], ...]) -> FluxObjects:
+    kustomizations: list[tuple[str, dict[str, Any], int, int]] = []
+    config_maps: list[tuple[dict[str, Any], str]] = []
+    for path, _, _ in signature:
+        raw = read_head(path, MAX_BYTES)
+        flux, config_map = _GROUP.encode() in raw, b"ConfigMap" in raw
+        if not flux and not config_map:
+            continue
+        for document in load_bytes(path, raw).documents:
+            data = document.data
+            if not isinstance(data, dict):
+                continue
+            if data.get("kind") == "ConfigMap" and config_map:
+                config_maps.append((data, f"{os.path.relpath(path, top)}:{document.locate(())[0]}"))
+            elif data.get("kind") == "Kustomization" and str(data.get("apiVersion") or "").startswith(_GROUP + "/"):
+                lines = document.locate(("spec", "path"))[0], document.locate(("spec", "components"))[0]
+                kustomizations.append((path, data, *lines))
+    return FluxObjects(tuple(kustomizations), tuple(config_maps))
 
 
 def _building(overlay: str, repository: str, *, with_components: bool) -> FluxComponents | None:
@@ -121,12 +151,12 @@ def _building(overlay: str, repository: str, *, with_components: bool) -> FluxCo
     if not is_within(overlay, top) or overlay == top:
         return None
     relative = os.path.relpath(overlay, top).replace(os.sep, "/")
-    for path, document, data in _flux_kustomizations(top):
+    for path, data, path_line, components_line in flux_objects(top).kustomizations:
         components = dig(data, "spec", "components")
         if with_components and not (isinstance(components, list) and components):
             continue
         if _covers(dig(data, "spec", "path"), relative, exact=with_components):
-            line = document.locate(("spec", "components" if with_components else "path"))[0]
+            line = components_line if with_components else path_line
             return FluxComponents(
                 f"{os.path.relpath(path, top)}:{line}",
                 tuple(c if isinstance(c, str) else "" for c in components) if isinstance(components, list) else (),

@@ -21,16 +21,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpulint.kube.embedded import NotParsed, load_embedded
 from gpulint.kube.fields import dig
-from gpulint.lint.inputs.file_walk import Walk, read_head
 from gpulint.lint.inputs.loader import load_bytes
-from gpulint.lint.inputs.render.flux_builds import FILES, MAX_BYTES, MAX_FILES, flux_kustomizations, parents_patches
-from gpulint.lint.inputs.sources import SourceError
+from gpulint.lint.inputs.render.flux_builds import flux_kustomizations, flux_objects, parents_patches
 
 _DISABLED = "kustomize.toolkit.fluxcd.io/substitute"
 # kustomize_varsub.go varsubRegex: a name outside it makes Flux refuse the Kustomization
@@ -212,10 +210,8 @@ def _config_map(
         return None
     found = [
         (data, at)
-        for data, at in _documents(repository, name.encode())
-        if data.get("kind") == "ConfigMap"
-        and dig(data, "metadata", "name") == name
-        and _namespace(data) in (None, namespace)
+        for data, at in flux_objects(os.path.realpath(repository)).config_maps
+        if dig(data, "metadata", "name") == name and _namespace(data) in (None, namespace)
     ]
     if len(found) != 1:
         return None
@@ -228,26 +224,6 @@ def _config_map(
         text = value if isinstance(value, str) else None
         known[str(key)] = text.replace("\n", "") if text is not None and "$" not in text else None
     return known, f"ConfigMap {name} ({at})"
-
-
-def _documents(repository: str, needle: bytes) -> Iterator[tuple[dict[str, Any], str]]:
-    """Each mapping document of a YAML file of the repository whose first MAX_BYTES hold ``needle``, with
-    ``FILE:LINE`` of its start (bounded as flux_builds walks)."""
-    top = os.path.realpath(repository)
-    try:
-        for count, candidate in enumerate(Walk(top, (), [], select=FILES).files()):
-            if count >= MAX_FILES:
-                return
-            if candidate.follow:
-                continue
-            raw = read_head(candidate.path, MAX_BYTES)
-            if needle not in raw:
-                continue
-            for document in load_bytes(candidate.path, raw).documents:
-                if isinstance(document.data, dict):
-                    yield document.data, f"{os.path.relpath(candidate.path, top)}:{document.locate(())[0]}"
-    except SourceError:
-        return
 
 
 def substitute(output: bytes, build: FluxBuild, used: dict[str, Variable] | None = None) -> bytes:
