@@ -4,6 +4,7 @@ render to, and which files are skipped as no manifests (with a debug note)."""
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 from gpulint.kube.fields import mapping, sequence
 from gpulint.lint.inputs.parsed_once import Parses
 from gpulint.lint.inputs.render import layout
+from gpulint.lint.inputs.render.flux_builds import FluxObjects, flux_objects
 from gpulint.lint.inputs.render.noise import not_kubernetes
 from gpulint.lint.inputs.render.options import RenderOptions
 
@@ -37,8 +39,17 @@ class Renderer:
         self._builds: dict[str, bool] = {}  # real path of an overlay over a base named alone -> whether it builds
         self._releases: dict[str, Releases] = {}  # per repository: the releases it gives its charts
         self._entries_read: set[str] = set()  # real paths of the kustomizations read for their helmCharts: each once
+        self._flux: dict[str, FluxObjects] = {}  # per repository (real path): its Flux objects, read once
+        self._flux_lock = threading.Lock()  # the overlays render in threads
         # the files the release readers parse, handed to the sources that are them
         self.parses = Parses(scripts=collection.scripts)
+
+    def flux_objects(self, top: str) -> FluxObjects:
+        """The Flux Kustomizations and ConfigMaps of the repository at ``top``, read once per run."""
+        with self._flux_lock:
+            if top not in self._flux:
+                self._flux[top] = flux_objects(top)
+            return self._flux[top]
 
     def _first_time(self, directory: str) -> bool:
         key = os.path.realpath(directory)
@@ -433,7 +444,10 @@ class Renderer:
         options = self.options
         helm = self.tool("helm") if kustomization.helm_charts and options.kustomize_helm else None
         return lambda: Source(
-            display, rendered=render_overlay(kustomization.directory, display, options, kustomize, helm, named)
+            display,
+            rendered=render_overlay(
+                kustomization.directory, display, options, kustomize, helm, named, flux_index=self.flux_objects
+            ),
         )
 
 

@@ -16,7 +16,6 @@ names no overlay. Bounded: at most MAX_FILES YAML files (.gitignore honoured, hi
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from dataclasses import dataclass
@@ -36,13 +35,15 @@ FILES = Selection(suffixes=(".yaml", ".yml"), skipped=frozenset({"node_modules",
 _VARIABLE = re.compile(r"\$\{[^}/\n]*\}")
 
 
-def built_by_flux(overlay: str, repository: str, *, with_components: bool = False) -> str:
+def built_by_flux(
+    overlay: str, repository: str, *, with_components: bool = False, objects: FluxObjects | None = None
+) -> str:
     """``FILE:LINE`` (relative to ``repository``) of the first Flux Kustomization whose ``spec.path`` is the
     overlay's folder or a folder above it; "" when none is. ``with_components``: one whose ``spec.path`` is the
     overlay's folder itself and that lists ``spec.components``, which kustomize-controller appends to that folder's
     kustomization before it builds (fluxcd/pkg kustomize v1.39.0, kustomize_generator.go: ``kus.Components =
     append(kus.Components, components...)``): the overlay alone is not what Flux builds."""
-    found = _building(overlay, repository, with_components=with_components)
+    found = _building(overlay, repository, with_components=with_components, objects=objects)
     return found.at if found is not None else ""
 
 
@@ -56,13 +57,15 @@ class FluxComponents:
     ignore_missing: bool  # spec.ignoreMissingComponents: an absent component is skipped, not refused
 
 
-def flux_components(overlay: str, repository: str) -> FluxComponents | None:
+def flux_components(overlay: str, repository: str, objects: FluxObjects | None = None) -> FluxComponents | None:
     """The components the first Flux Kustomization that builds the overlay's folder itself appends; None when none
     lists any. An entry that is no string is kept as "" (Flux refuses the Kustomization)."""
-    return _building(overlay, repository, with_components=True)
+    return _building(overlay, repository, with_components=True, objects=objects)
 
 
-def flux_kustomizations(overlay: str, repository: str) -> list[tuple[dict[str, Any], str]]:
+def flux_kustomizations(
+    overlay: str, repository: str, objects: FluxObjects | None = None
+) -> list[tuple[dict[str, Any], str]]:
     """Each Flux Kustomization of the repository whose ``spec.path`` is the overlay's folder itself, with
     ``FILE:LINE`` (relative to the repository) of its ``spec.path``."""
     overlay, top = os.path.realpath(overlay), os.path.realpath(repository)
@@ -71,19 +74,21 @@ def flux_kustomizations(overlay: str, repository: str) -> list[tuple[dict[str, A
     relative = os.path.relpath(overlay, top).replace(os.sep, "/")
     return [
         (data, f"{os.path.relpath(path, top)}:{line}")
-        for path, data, line, _ in flux_objects(top).kustomizations
+        for path, data, line, _ in (objects or flux_objects(top)).kustomizations
         if _covers(dig(data, "spec", "path"), relative, exact=True)
     ]
 
 
-def parents_patches(child: str, repository: str) -> list[tuple[Any, dict[str, Any]]]:
+def parents_patches(
+    child: str, repository: str, objects: FluxObjects | None = None
+) -> list[tuple[Any, dict[str, Any]]]:
     """The ``spec.patches`` entries (each its ``patch`` and ``target``) of every Flux Kustomization whose
     ``spec.path`` is a folder above the file ``child``: the one that builds that file patches the Kustomizations in
     it before applying them (a monorepo's ``cluster-apps`` adds ``postBuild.substituteFrom`` to each app's)."""
     top = os.path.realpath(repository)
     folder = os.path.relpath(os.path.dirname(os.path.realpath(child)), top).replace(os.sep, "/")
     found: list[tuple[Any, dict[str, Any]]] = []
-    for path, data, _, _ in flux_objects(top).kustomizations:
+    for path, data, _, _ in (objects or flux_objects(top)).kustomizations:
         patches = dig(data, "spec", "patches")
         if os.path.realpath(path) == os.path.realpath(child) or not isinstance(patches, list):
             continue
@@ -105,53 +110,51 @@ class FluxObjects:
 
 
 def flux_objects(top: str) -> FluxObjects:
-    """The repository's FluxObjects, read once while its files stay as they are: every overlay of a run asks, and
-    a stat of each file is far cheaper than reading and parsing them again."""
-    walk = Walk(top, (), [], select=FILES)
-    signature: list[tuple[str, int, int]] = []
+    """The repository's FluxObjects (``top``: its real path). A run reads them once (render/collect.Renderer asks
+    for every overlay); the ConfigMaps are parsed only when a Flux Kustomization substitutes from any."""
+    kustomizations: list[tuple[str, dict[str, Any], int, int]] = []
+    holding: list[str] = []  # the files that name a ConfigMap
     try:
-        for count, candidate in enumerate(walk.files()):
+        for count, candidate in enumerate(Walk(top, (), [], select=FILES).files()):
             if count >= MAX_FILES:
                 break
             if candidate.follow:
                 continue
-            try:
-                found = os.stat(candidate.path)
-            except OSError:
+            raw = read_head(candidate.path, MAX_BYTES)
+            if b"ConfigMap" in raw:
+                holding.append(candidate.path)
+            if _GROUP.encode() not in raw:
                 continue
-            signature.append((candidate.path, found.st_mtime_ns, found.st_size))
+            for document in load_bytes(candidate.path, raw).documents:
+                data = document.data
+                if isinstance(data, dict) and _is_flux_kustomization(data):
+                    lines = document.locate(("spec", "path"))[0], document.locate(("spec", "components"))[0]
+                    kustomizations.append((candidate.path, data, *lines))
     except SourceError:
         return FluxObjects((), ())
-    return _read_objects(top, tuple(signature))
-
-
-@functools.lru_cache(maxsize=2)  # a run's repository, and one more (tests, a second tree)
-def _read_objects(top: str, signature: tuple[tuple[str, int, int], ...]) -> FluxObjects:
-    kustomizations: list[tuple[str, dict[str, Any], int, int]] = []
-    config_maps: list[tuple[dict[str, Any], str]] = []
-    for path, _, _ in signature:
-        raw = read_head(path, MAX_BYTES)
-        flux, config_map = _GROUP.encode() in raw, b"ConfigMap" in raw
-        if not flux and not config_map:
-            continue
-        for document in load_bytes(path, raw).documents:
-            data = document.data
-            if not isinstance(data, dict):
-                continue
-            if data.get("kind") == "ConfigMap" and config_map:
-                config_maps.append((data, f"{os.path.relpath(path, top)}:{document.locate(())[0]}"))
-            elif data.get("kind") == "Kustomization" and str(data.get("apiVersion") or "").startswith(_GROUP + "/"):
-                lines = document.locate(("spec", "path"))[0], document.locate(("spec", "components"))[0]
-                kustomizations.append((path, data, *lines))
+    if not any("substituteFrom" in repr(data.get("spec")) for _, data, _, _ in kustomizations):
+        return FluxObjects(tuple(kustomizations), ())
+    config_maps = [
+        (document.data, f"{os.path.relpath(path, top)}:{document.locate(())[0]}")
+        for path in holding
+        for document in load_bytes(path, read_head(path, MAX_BYTES)).documents
+        if isinstance(document.data, dict) and document.data.get("kind") == "ConfigMap"
+    ]
     return FluxObjects(tuple(kustomizations), tuple(config_maps))
 
 
-def _building(overlay: str, repository: str, *, with_components: bool) -> FluxComponents | None:
+def _is_flux_kustomization(data: dict[str, Any]) -> bool:
+    return data.get("kind") == "Kustomization" and str(data.get("apiVersion") or "").startswith(_GROUP + "/")
+
+
+def _building(
+    overlay: str, repository: str, *, with_components: bool, objects: FluxObjects | None
+) -> FluxComponents | None:
     overlay, top = os.path.realpath(overlay), os.path.realpath(repository)
     if not is_within(overlay, top) or overlay == top:
         return None
     relative = os.path.relpath(overlay, top).replace(os.sep, "/")
-    for path, data, path_line, components_line in flux_objects(top).kustomizations:
+    for path, data, path_line, components_line in (objects or flux_objects(top)).kustomizations:
         components = dig(data, "spec", "components")
         if with_components and not (isinstance(components, list) and components):
             continue

@@ -28,7 +28,7 @@ from typing import Any
 from gpulint.kube.embedded import NotParsed, load_embedded
 from gpulint.kube.fields import dig
 from gpulint.lint.inputs.loader import load_bytes
-from gpulint.lint.inputs.render.flux_builds import flux_kustomizations, flux_objects, parents_patches
+from gpulint.lint.inputs.render.flux_builds import FluxObjects, flux_kustomizations, flux_objects, parents_patches
 
 _DISABLED = "kustomize.toolkit.fluxcd.io/substitute"
 # kustomize_varsub.go varsubRegex: a name outside it makes Flux refuse the Kustomization
@@ -54,12 +54,13 @@ class FluxBuild:
     complete: bool = True
 
 
-def flux_build(overlay: str, repository: str) -> FluxBuild | None:
+def flux_build(overlay: str, repository: str, objects: FluxObjects | None = None) -> FluxBuild | None:
     """The fields the Flux Kustomizations whose ``spec.path`` is the overlay's folder add; None when none builds it,
     or when those that do differ in them (two clusters' Kustomizations with their own variables)."""
+    objects = objects if objects is not None else flux_objects(os.path.realpath(repository))
     found = []
-    for data, at in flux_kustomizations(overlay, repository):
-        patched = _patched(data, os.path.join(repository, at.rsplit(":", 1)[0]), repository)
+    for data, at in flux_kustomizations(overlay, repository, objects):
+        patched = _patched(data, os.path.join(repository, at.rsplit(":", 1)[0]), repository, objects)
         if patched is None:
             return None  # a parent's patch changes it in a way not read
         found.append((patched, at))
@@ -78,7 +79,7 @@ def flux_build(overlay: str, repository: str) -> FluxBuild | None:
     complete = True
     sources = post_build.get("substituteFrom")
     for source in sources if isinstance(sources, list) else []:
-        found_values = _config_map(source, _namespace(data), repository) if isinstance(source, dict) else None
+        found_values = _config_map(source, _namespace(data), objects) if isinstance(source, dict) else None
         if found_values is None:  # a Secret, or a ConfigMap not known: it may set any variable
             variables, complete = {}, False
             continue
@@ -98,11 +99,11 @@ def flux_build(overlay: str, repository: str) -> FluxBuild | None:
     return FluxBuild(at, target, True, variables, complete)
 
 
-def _patched(data: dict[str, Any], file: str, repository: str) -> dict[str, Any] | None:
+def _patched(data: dict[str, Any], file: str, repository: str, objects: FluxObjects) -> dict[str, Any] | None:
     """The Flux Kustomization as the parent Kustomization that applies its file patches it (kustomize's strategic
     merge of a custom resource: maps merged, lists and values replaced, null removes); None when a patch that
     targets it is one not read (a JSON 6902 list, a string that is no object) and names the fields read here."""
-    for patch, target in parents_patches(file, repository):
+    for patch, target in parents_patches(file, repository, objects):
         if not _targets(target, data):
             continue
         parsed = load_embedded(patch) if isinstance(patch, str) else NotParsed("no patch")
@@ -201,7 +202,7 @@ def _namespace(data: dict[str, Any]) -> str | None:
 
 
 def _config_map(
-    source: dict[str, Any], namespace: str | None, repository: str
+    source: dict[str, Any], namespace: str | None, objects: FluxObjects
 ) -> tuple[dict[str, str | None], str] | None:
     """The data of the one ConfigMap of the repository ``source`` names (a value with ``${`` in it as None: another
     Kustomization may fill it in), and how it is shown; None for a Secret or a ConfigMap not found exactly once."""
@@ -210,7 +211,7 @@ def _config_map(
         return None
     found = [
         (data, at)
-        for data, at in flux_objects(os.path.realpath(repository)).config_maps
+        for data, at in objects.config_maps
         if dig(data, "metadata", "name") == name and _namespace(data) in (None, namespace)
     ]
     if len(found) != 1:

@@ -16,7 +16,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -25,7 +25,7 @@ from gpulint.kube.embedded import NotParsed, load_embedded
 from gpulint.kube.fields import decimal, dig, mapping, sequence, text
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes, load_text
-from gpulint.lint.inputs.render.flux_builds import built_by_flux, flux_components
+from gpulint.lint.inputs.render.flux_builds import FluxObjects, built_by_flux, flux_components, flux_objects
 from gpulint.lint.inputs.render.flux_post_build import flux_build, substitute
 from gpulint.lint.inputs.render.generated import built_after_edit, built_unrestricted, written_by_build_step
 from gpulint.lint.inputs.render.generator_places import GENERATOR, place_in_source, written
@@ -100,8 +100,10 @@ def render_overlay(
     kustomize: Tool,
     helm: Tool | None = None,
     named: str = ".",
+    flux_index: Callable[[str], FluxObjects] = flux_objects,
 ) -> Rendered:
-    """``named``: the path the user named for linting (what may be read outside git)."""
+    """``named``: the path the user named for linting (what may be read outside git); ``flux_index``: the
+    repository's Flux objects from its real path (a run's Renderer reads them once)."""
     rendered = Rendered("kustomize", display)
     own = kustomization_file(directory) or os.path.join(directory, "kustomization.yaml")
     own_display = os.path.join(display, os.path.basename(own))
@@ -175,7 +177,7 @@ def render_overlay(
             )
         if refused or generated:
             return rendered
-        flux = flux_build(directory, view.repository)
+        flux = flux_build(directory, view.repository, flux_index(os.path.realpath(view.repository)))
         if flux is not None and flux.target_namespace is not None and kustomization_file(directory) is not None:
             _in_view_copy(view, own, namespace=flux.target_namespace)
         wrapper = os.path.join(temporary, "wrapper")
