@@ -14,12 +14,12 @@ v0.10.0 does is assumed, and only when the Config names the class (a field v0.10
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence
+from gpulint.kube.releases import release_of
 
 GROUP = "kai.scheduler"
 SINGLETON = "kai-config"  # the Config the operator reconciles (constants.DefaultKAIConfigSingeltonInstanceName, sic)
@@ -33,7 +33,6 @@ FRACTION_ONLY = (0, 16)  # whole-GPU pods are no longer mutated
 RESERVATION_TOLERATES = (0, 17)
 # What the DefaultTolerationSeconds admission plugin adds to every pod, the reservation pod's only tolerations
 DEFAULT_TOLERATED = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
-_TAG = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?")
 # KAI's images, one tag per release: ghcr.io/nvidia/kai-scheduler/<component> (deployments/kai-scheduler
 # values.yaml global.registry; the operator renders the others from its Config with the same tag)
 IMAGE_REPOSITORY = "kai-scheduler"
@@ -53,12 +52,6 @@ class KaiAdmission:
 
 def _release(config: dict[str, Any]) -> tuple[int, int] | None:
     return release_of(dig(config, "spec", "admission", "service", "image", "tag"))
-
-
-def release_of(tag: object) -> tuple[int, int] | None:
-    """(major, minor) of an image tag naming a release (v0.13.4), None for any other."""
-    match = _TAG.fullmatch(tag) if isinstance(tag, str) else None
-    return (int(match.group(1)), int(match.group(2))) if match else None
 
 
 def image_releases(deployment: dict[str, Any]) -> list[str]:

@@ -142,7 +142,7 @@ def flag_refusals(spec: Mapping[str, Any]) -> list[FlagRefusal]:
 # Names, paths and ports Knative keeps for itself, refused whatever the flags (knative/serving knative-v1.23.0
 # pkg/apis/serving/k8s_validation.go: reservedEnvVars, and reservedSidecarEnvVars without PORT for a container
 # without ports among several, since knative-v0.16, serving#8438; reservedContainerNames; reservedPaths, which
-# also held /tmp, /var and /var/log until knative-v1.13, serving#14719, left out here; reservedPorts:
+# also held /tmp, /var and /var/log until knative-v1.13, serving#14719: RESERVED_PATHS_BEFORE; reservedPorts:
 # knative.dev/networking BackendHTTPPort, BackendHTTP2Port, QueueAdminPort, AutoscalingQueueMetricsPort,
 # UserQueueMetricsPort, and the profiling port). The messages are validate's, validateEnvVar's,
 # validateVolumeMounts' and validateContainerPortBasic's.
@@ -150,6 +150,9 @@ RESERVED_ENV = ("PORT", "K_SERVICE", "K_CONFIGURATION", "K_REVISION")
 SIDECAR_ENV_ALLOWED = ("PORT",)  # Knative sets PORT on the serving container only
 RESERVED_CONTAINER_NAMES = ("queue-proxy",)
 RESERVED_PATHS = ("/", "/dev", "/dev/log")
+# knative-v1.12.4 and earlier k8s_validation.go reservedPaths; knative-v1.13.0 dropped them (serving#14719)
+RESERVED_PATHS_BEFORE = ("/tmp", "/var", "/var/log")
+PATHS_FREED = (1, 13)
 RESERVED_PORTS = (8012, 8013, 8022, 9090, 9091, 8008)
 
 
@@ -158,6 +161,7 @@ class ReservedUse:
     path: tuple[str | int, ...]  # relative to the pod spec
     message: str  # Knative's words, before ": <field path>"
     why: str  # what Knative keeps it for
+    until: bool = False  # reserved only by releases before PATHS_FREED
 
 
 def _clean(path: str) -> str:
@@ -166,8 +170,10 @@ def _clean(path: str) -> str:
     return "/" + "/".join(parts) if path.startswith("/") else path
 
 
-def reserved_uses(spec: Mapping[str, Any]) -> list[ReservedUse]:
-    """The containers' uses of a name, mount path or port Knative reserves, in the containers' order."""
+def reserved_uses(spec: Mapping[str, Any], older: bool = False) -> list[ReservedUse]:
+    """The containers' uses of a name, mount path or port Knative reserves, in the containers' order; ``older``:
+    also the paths releases before knative-v1.13 reserve (RESERVED_PATHS_BEFORE)."""
+    paths = (*RESERVED_PATHS, *RESERVED_PATHS_BEFORE) if older else RESERVED_PATHS
     containers = [c if isinstance(c, dict) else {} for c in spec.get("containers") or ()]
     found: list[ReservedUse] = []
     for index, container in enumerate(containers):
@@ -194,12 +200,13 @@ def reserved_uses(spec: Mapping[str, Any]) -> list[ReservedUse]:
                 )
         for position, mount in enumerate(container.get("volumeMounts") or ()):
             mount_path = mapping(mount).get("mountPath")
-            if isinstance(mount_path, str) and _clean(mount_path) in RESERVED_PATHS:
+            if isinstance(mount_path, str) and _clean(mount_path) in paths:
                 found.append(
                     ReservedUse(
                         ("containers", index, "volumeMounts", position, "mountPath"),
                         f'mountPath "{_clean(mount_path)}" is a reserved path',
                         "the container's own filesystem",
+                        _clean(mount_path) in RESERVED_PATHS_BEFORE,
                     )
                 )
         for position, port in enumerate((container.get("ports") or ())[:1]):  # the user port; validateContainerPorts
@@ -213,6 +220,45 @@ def reserved_uses(spec: Mapping[str, Any]) -> list[ReservedUse]:
                     )
                 )
     return found
+
+
+# Where a Knative Serving install writes its release (knative/serving config/core/deployments/*.yaml,
+# knative-v1.0 onward: every Deployment of serving-core.yaml is labelled app.kubernetes.io/name knative-serving and
+# app.kubernetes.io/version, "devel" in the source tree and the release, "1.13.0", in the released YAML; its images
+# are ko://knative.dev/serving/cmd/<component> in the tree, gcr.io/knative-releases/knative.dev/serving/cmd/
+# <component>@sha256:... released, a mirror's tag otherwise; before v1.0 the label was serving.knative.dev/release
+# "v0.26.0"). The Knative operator's KnativeServing names the release it installs in spec.version (knative/operator
+# pkg/apis/operator/base/common.go CommonSpec.Version: "1.13", "1.13.0"; none: the operator's own, not written).
+SERVING_IMAGE = "knative.dev/serving/cmd/"
+_VERSION_LABELS = ("app.kubernetes.io/version", "serving.knative.dev/release")
+
+
+def serving_releases(deployment: Mapping[str, Any]) -> list[str]:
+    """The Knative Serving release a Deployment of Serving runs, as written ("": one whose release is not written,
+    the source tree's); none for another Deployment."""
+    pod = mapping(mapping(mapping(deployment.get("spec")).get("template")).get("spec"))
+    images = [mapping(c).get("image") for c in pod.get("containers") or ()]
+    tags = []
+    for image in images:
+        name, _, tag = (image if isinstance(image, str) else "").partition("@")[0].rpartition(":")
+        if SERVING_IMAGE in (name if name and "/" not in tag else ""):
+            tags.append(tag)
+        elif isinstance(image, str) and SERVING_IMAGE in image:
+            tags.append("")  # a digest or ko://: the tag names no release
+    if not tags:
+        return []
+    labels = mapping(mapping(deployment.get("metadata")).get("labels"))
+    for key in _VERSION_LABELS:
+        version = labels.get(key)
+        if isinstance(version, str) and version and version != "devel":
+            return [version]
+    return [tags[0]]
+
+
+def operator_releases(serving: Mapping[str, Any]) -> list[str]:
+    """The release a KnativeServing asks the Knative operator for ("": the operator's own, not written)."""
+    version = mapping(serving.get("spec")).get("version")
+    return [version if isinstance(version, str) else ""]
 
 
 # A node label only one managed platform puts on its nodes -> the flags that platform's own Knative Serving

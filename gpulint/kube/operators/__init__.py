@@ -50,8 +50,13 @@ CHECKS: dict[tuple[str, str], tuple[Check, ...]] = {
 
 
 def refusals(
-    data: dict[str, Any], group: str, kind: str, kserve_gpu_types: frozenset[str] = frozenset()
+    data: dict[str, Any],
+    group: str,
+    kind: str,
+    kserve_gpu_types: frozenset[str] = frozenset(),
+    kueue_releases: tuple[str, ...] = (),
 ) -> list[Refusal]:
-    """``kserve_gpu_types``: the GPU resource types a linted inferenceservice-config adds to KServe's."""
-    submitted = Submitted(data, kind, kserve_gpu_types)
+    """``kserve_gpu_types``: the GPU resource types a linted inferenceservice-config adds to KServe's;
+    ``kueue_releases``: the Kueue releases installed, as written."""
+    submitted = Submitted(data, kind, kserve_gpu_types, kueue_releases)
     return [refusal for check in CHECKS.get((group, kind), ()) for refusal in check(submitted)]

@@ -25,6 +25,7 @@ class Refusal:
     before: str = ""  # what older releases, which took the object, did with it instead
     since: str = ""  # the release that began refusing it, when releases still run that accept it (a warning)
     optional: str = ""  # set when only an opt-in webhook refuses it: what happens where it is not installed (a warning)
+    release: str = ""  # the operator's releases found in the files, when they decide it
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class Submitted:
     data: dict[str, Any]
     kind: str
     kserve_gpu_types: frozenset[str] = frozenset()
+    kueue_releases: tuple[str, ...] = ()  # the Kueue releases the files and the inventory install, as written
 
 
 Check = Callable[[Submitted], list[Refusal]]

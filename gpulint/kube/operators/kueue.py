@@ -30,11 +30,13 @@ from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.operators.common import Refusal, Submitted
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
+from gpulint.kube.releases import release_of
 from gpulint.kube.validation.errors import (
     DUPLICATE,
     FORBIDDEN,
     INVALID,
     REQUIRED,
+    TOO_MANY,
     FieldError,
     too_many,
 )
@@ -43,6 +45,18 @@ GROUP = "kueue.x-k8s.io"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 ELASTIC_JOB = "kueue.x-k8s.io/elastic-job"
 MAX_POD_SETS = 18  # jobframework.MaxPodSets in v0.19 (8, then 10, before)
+# The worker groups a RayJob's or RayCluster's webhook allows, per release: (the first release, the limit as the
+# field error words it, whether the head group counts). kubernetes-sigs/kueue v0.9.0-v0.17.8 rayjob_webhook.go and
+# raycluster_webhook.go: more than 7 worker groups, TooMany(workerGroupSpecs, len, 7) (the Workload's 8 pod sets);
+# v0.18.0-v0.18.6: jobframework.MaxPodSets = 10 (#11388), more than MaxPodSets-1; v0.19.0 on: MaxPodSets = 18
+# (#12819), ExpectedPodSetsCount (the workers and the head) over MaxPodSets.
+POD_SET_LIMITS = (((0, 0), 7, False), ((0, 18), 9, False), ((0, 19), MAX_POD_SETS, True))
+# The controller's image, tagged with the release (config/components/manager, charts/kueue values.yaml
+# controllerManager.manager.image: registry.k8s.io/kueue/kueue, or the staging registry's); the chart ``kueue``
+# (oci://registry.k8s.io/kueue/charts/kueue) is versioned as the release from v0.13 ("0.13.4"; 0.1.0 before).
+CONTROLLER_IMAGE = "/kueue/kueue"
+CHART = "kueue"
+_CHART_IMAGE_TAG = ("controllerManager", "manager", "image", "tag")
 HEAD_GROUP = "head"
 
 
@@ -141,7 +155,7 @@ def _flavor_quota(quota: dict[str, Any], covered: str, at: Path, in_cohort: bool
         yield FieldError((*at, "lendingLimit"), INVALID, str(lending), "must be less than or equal to the nominalQuota")
 
 
-def _kueue_rayjob(data: dict[str, Any], elastic: bool) -> Iterator[FieldError]:
+def _kueue_rayjob(data: dict[str, Any], elastic: bool, releases: tuple[str, ...]) -> Iterator[FieldError]:
     spec = mapping(data.get("spec"))
     selector = mapping(spec.get("clusterSelector"))
     cluster = spec.get("rayClusterSpec")
@@ -169,10 +183,39 @@ def _kueue_rayjob(data: dict[str, Any], elastic: bool) -> Iterator[FieldError]:
             "a kueue managed job should delete the cluster after finishing",
             shown=("spec", "shutdownAfterJobFinishes"),
         )
-    yield from _kueue_cluster(cluster, ("spec", "rayClusterSpec"), elastic, False)
+    yield from _kueue_cluster(cluster, ("spec", "rayClusterSpec"), elastic, False, releases)
 
 
-def _kueue_cluster(spec_or_data: dict[str, Any], path: Path, elastic: bool, is_cluster: bool) -> Iterator[FieldError]:
+def worker_group_limit(releases: tuple[str, ...]) -> tuple[tuple[int, int], int, bool]:
+    """The pod-set limit (POD_SET_LIMITS) of the newest of the Kueue releases found; the newest release's when one
+    is not known (or none is found), the limit every release enforces."""
+    known = [release_of(release) for release in releases]
+    newest = max((found for found in known if found is not None), default=None)
+    if not known or None in known or newest is None:
+        return POD_SET_LIMITS[-1]
+    return [limit for limit in POD_SET_LIMITS if limit[0] <= newest][-1]
+
+
+def controller_releases(deployment: dict[str, Any]) -> list[str]:
+    """The tags of the Kueue controller images a Deployment runs (none for another Deployment)."""
+    pod = mapping(dig(deployment, "spec", "template", "spec"))
+    found = []
+    for container in map(mapping, sequence(pod.get("containers"))):
+        name, _, tag = text(container.get("image")).partition("@")[0].rpartition(":")
+        if name.endswith(CONTROLLER_IMAGE) and "/" not in tag:
+            found.append(tag)
+    return found
+
+
+def chart_release(version: str, values: dict[str, Any]) -> str:
+    """The release a kueue chart runs: the image tag its values give, else the chart's version."""
+    tag = dig(values, *_CHART_IMAGE_TAG)
+    return tag if isinstance(tag, str) and tag else version
+
+
+def _kueue_cluster(
+    spec_or_data: dict[str, Any], path: Path, elastic: bool, is_cluster: bool, releases: tuple[str, ...] = ()
+) -> Iterator[FieldError]:
     spec = mapping(spec_or_data.get("spec")) if is_cluster else spec_or_data
     if spec.get("enableInTreeAutoscaling") is True and not elastic:
         detail = (
@@ -183,8 +226,10 @@ def _kueue_cluster(spec_or_data: dict[str, Any], path: Path, elastic: bool, is_c
         )
         yield FieldError((*path, "enableInTreeAutoscaling"), INVALID, True, detail)
     groups = sequence(spec.get("workerGroupSpecs"))
-    if len(groups) + 1 > MAX_POD_SETS:
-        yield too_many((*path, "workerGroupSpecs"), len(groups) + 1, MAX_POD_SETS)
+    _since, limit, with_head = worker_group_limit(releases)
+    counted = len(groups) + 1 if with_head else len(groups)
+    if counted > limit:
+        yield too_many((*path, "workerGroupSpecs"), counted, limit)
     for index, group in enumerate(groups):
         if text(mapping(group).get("groupName")) == HEAD_GROUP:
             at = (*path, "workerGroupSpecs", index, "groupName")
@@ -198,8 +243,23 @@ def ray_refusals(submitted: Submitted) -> list[Refusal]:
     if kind == "RayService" or not text(dig(data, "metadata", "labels", QUEUE_LABEL)):
         return []
     elastic = text(dig(data, "metadata", "annotations", ELASTIC_JOB)) == "true"
-    errors = _kueue_rayjob(data, elastic) if kind == "RayJob" else _kueue_cluster(data, ("spec",), elastic, True)
-    return [Refusal(error.path, "Kueue", error.message(), error) for error in errors]
+    releases = submitted.kueue_releases
+    if kind == "RayJob":
+        errors = _kueue_rayjob(data, elastic, releases)
+    else:
+        errors = _kueue_cluster(data, ("spec",), elastic, True, releases)
+    since, limit, _head = worker_group_limit(releases)
+    release = ""
+    if since != POD_SET_LIMITS[-1][0]:
+        line = "before v0.18" if since < POD_SET_LIMITS[1][0] else f"v{since[0]}.{since[1]}"
+        release = (
+            f"Kueue {', '.join(releases)} is installed: Kueue {line} allows at most {limit} worker groups "
+            f"(v0.19 and later {MAX_POD_SETS - 1}: jobframework.MaxPodSets)"
+        )
+    return [
+        Refusal(error.path, "Kueue", error.message(), error, release=release if error.kind == TOO_MANY else "")
+        for error in errors
+    ]
 
 
 def podset_group_refusals(submitted: Submitted) -> list[Refusal]:

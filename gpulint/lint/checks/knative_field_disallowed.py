@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from gpulint.kube import knative, kserve
 from gpulint.kube.fields import mapping
+from gpulint.kube.releases import all_before, release_of
 from gpulint.kube.scheduler import pod_requirements
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext, field_path
@@ -41,6 +42,29 @@ def _enabled_by_setup(
     if flag in knative.maker_flags(mapping(mapping(obj.data.get("metadata")).get("labels"))):
         return True  # the object was made with a platform's tooling whose Knative enables the flag
     return flag in ctx.resolver.knative_setup.enabled(obj.document.path)
+
+
+def _older_paths(ctx: CheckContext) -> tuple[bool, str] | None:
+    """Whether the Knative Serving releases the files and the inventory install reserve the paths releases before
+    knative-v1.13 reserve: (True, every one found is before it; False, some are and the others are later or not
+    known) with the releases as notes name them; None when none found is before it."""
+    found = ctx.resolver.knative_installs()
+    releases = [release_of(release) for release, _ in found]
+    if not any(release is not None and release < knative.PATHS_FREED for release in releases):
+        return None
+    shown = ", ".join(f"{release or 'no version'} ({where})" for release, where in found)
+    return all_before((release for release, _ in found), knative.PATHS_FREED) is True, shown
+
+
+def _release_notes(use: knative.ReservedUse, older: tuple[bool, str] | None) -> tuple[str, ...]:
+    if not use.until or older is None:
+        return ()
+    every, shown = older
+    said = (
+        f"Knative Serving before v1.13 reserves it (k8s_validation.go reservedPaths; v1.13 frees /tmp, /var and "
+        f"/var/log, serving#14719); the files install Knative Serving {shown}"
+    )
+    return (said,) if every else (said, "not every Knative Serving release found is before v1.13")
 
 
 def _refused_fields(
@@ -126,14 +150,16 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
                     "manifests, or add it to the inventory, to turn this into a verdict",
                 ),
             )
-    for use in knative.reserved_uses(site.spec):
+    older = ctx.memo(("knative-older-paths",), lambda: _older_paths(ctx))
+    for use in knative.reserved_uses(site.spec, older is not None):
         path = (*site.path, *use.path)
         yield Diagnostic(
             RULE_ID,
             path,
             f"Knative's webhook rejects the {obj.kind}: validation failed: {use.message}: {field_path(path)}",
             on_key=True,
-            notes=(f"Knative keeps it for {use.why}, whatever config-features says",),
+            notes=(f"Knative keeps it for {use.why}, whatever config-features says", *_release_notes(use, older)),
+            severity=Severity.INFO if use.until and older is not None and not older[0] else None,
         )
     for refusal, state in _refused_parts(obj, site, ctx):
         path = (*site.path, *refusal.path)
@@ -196,21 +222,26 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
             on_key=True,
             notes=tuple(notes),
         )
-    for use in knative.reserved_uses(site.spec):
+    older = ctx.memo(("knative-older-paths",), lambda: _older_paths(ctx))
+    for use in knative.reserved_uses(site.spec, older is not None):
         notes = [
             f"{maker} copies the {component}'s containers into the Knative Service it makes for it; Knative's "
             f"webhook refuses it there: {use.message}: "
             f"{field_path(('spec', 'template', 'spec', *use.path))}",
             f"Knative keeps it for {use.why}, whatever config-features says",
+            *_release_notes(use, older),
         ]
         if assumed:
             notes.append(_ASSUMED_SERVERLESS)
+        severity = Severity.WARNING if assumed else None
+        if use.until and older is not None and not older[0]:
+            severity = Severity.INFO
         yield Diagnostic(
             RULE_ID,
             (*site.path, *use.path),
             f"the {component} uses what Knative reserves ({use.message}), which Knative refuses in the Knative "
             f"Service {maker} makes for it, so the InferenceService never becomes ready",
-            severity=Severity.WARNING if assumed else None,
+            severity=severity,
             on_key=True,
             notes=tuple(notes),
         )

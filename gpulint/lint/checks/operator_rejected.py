@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from gpulint.kube import knative, kserve
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.kserve_runtimes import BUILT_IN
-from gpulint.kube.operators import CHECKS, kaito, kserve_config_gpu_types, refusals
+from gpulint.kube.operators import CHECKS, kaito, kserve_config_gpu_types, kuberay, refusals
 from gpulint.kube.operators import kserve as kserve_operator
 from gpulint.kube.typos import typo_of
 from gpulint.kube.wording import first_and_more
@@ -26,6 +26,7 @@ SPEC = RuleSpec(
     kinds=frozenset({kind for _, kind in CHECKS}) | frozenset(knative.KINDS),  # Knative's are Service and Configuration
 )
 RULE_ID = SPEC.id
+_KUEUE_RELEASE_GROUPS = frozenset({kuberay.GROUP})  # the kinds whose Kueue refusal depends on its release
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -43,7 +44,12 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _kserve_pod_mutator(obj, ctx)
     if obj.ref.group == kaito.KAITO_GROUP and obj.kind == "Workspace":
         yield from _kaito_preferred_unlabelled(obj, ctx)
-    found = refusals(obj.data, obj.ref.group, obj.kind, gpu_types)
+    kueue_releases: tuple[str, ...] = (
+        ctx.memo(("kueue-releases",), lambda: tuple(release for release, _ in ctx.resolver.kueue_installs()))
+        if obj.ref.group in _KUEUE_RELEASE_GROUPS
+        else ()
+    )
+    found = refusals(obj.data, obj.ref.group, obj.kind, gpu_types, kueue_releases)
     if not found:
         return
     config = kueue_config(ctx.resolver)
@@ -64,7 +70,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             brief, notes = rejection_text(refusal.error, subject)
         else:
             brief, notes = split_long(f"{subject}: {refusal.words}")
-        notes = (*notes, *(note for note in (refusal.controller, refusal.before) if note))
+        notes = (*notes, *(note for note in (refusal.controller, refusal.before, refusal.release) if note))
         severity = None
         if refusal.since:  # older releases, still run, accept it
             severity = Severity.WARNING

@@ -17,11 +17,11 @@ from gpulint.kube.kai_admission import (
     FRACTION_ANNOTATIONS,
     RESERVATION_TOLERATES,
     is_fraction_pod,
-    release_of,
 )
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.queueing.batch_queues import KAI_SCHEDULER
 from gpulint.kube.refs import Path
+from gpulint.kube.releases import release_of
 from gpulint.kube.scheduler import FitResult, NodeInfo, pod_requirements
 from gpulint.kube.vgpu import HAMI_GPU, VOLCANO_VGPU, DeviceBound, device_bound
 from gpulint.kube.workloads import ObjectFacts, PodSpecSite, containers, template_metadata

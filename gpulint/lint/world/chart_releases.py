@@ -10,8 +10,9 @@ package arrive as entry objects (inputs/chart_entries.py) whose values files are
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gpu_stack import OPERATOR_OPERANDS, STACK_COMPONENTS, StackComponent
@@ -207,6 +208,40 @@ def chart_version(data: dict[str, Any], given: ChartValues) -> str:
     source targetRevision, a helmfile's or a kustomization's version."""
     source = mapping(dig(data, *given.chart_path))
     return text(dig(source, "spec", "version")) or text(source.get("targetRevision")) or text(source.get("version"))
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ReleaseReader(Generic[T]):
+    """How one operator's release is read where it is installed: from a Deployment (its images' tags, its labels),
+    from one chart a chart installer releases (its version, its values; None: not the operator's chart), and from
+    the operator's own kinds (a KnativeServing's spec.version), each ((group, kind), reader)."""
+
+    deployment: Callable[[dict[str, Any]], Iterable[T]]
+    chart: Callable[[dict[str, Any], ChartValues], T | None]
+    objects: tuple[tuple[tuple[str, str], Callable[[dict[str, Any]], Iterable[T]]], ...] = ()
+
+
+def operator_installs(linted: LintedSet, reader: ReleaseReader[T]) -> list[tuple[T, str]]:
+    """Every release of one operator the linted files install, each with where it is written as a note names it
+    ("Deployment kai-scheduler/kai-operator", "HelmRelease kserve"): the Deployments first, then each chart
+    installer (CHART_INSTALLERS), then the operator's own objects."""
+    found: list[tuple[T, str]] = []
+    for obj in linted.of_kind("apps", "Deployment"):
+        where = f"Deployment {obj.ref.namespace + '/' if obj.ref.namespace else ''}{obj.ref.name}"
+        found += [(release, where) for release in reader.deployment(obj.data)]
+    for group, kind in CHART_INSTALLERS:
+        for obj in linted.of_kind(group, kind):
+            for given in chart_values(obj.data):
+                release = reader.chart(obj.data, given)
+                if release is not None:
+                    found.append((release, f"{kind} {obj.ref.name}"))
+    for (group, kind), read in reader.objects:
+        for obj in linted.of_kind(group, kind):
+            found += [(release, f"{kind} {obj.ref.name}") for release in read(obj.data)]
+    return found
 
 
 def _name(chart: str) -> str:

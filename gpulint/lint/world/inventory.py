@@ -15,8 +15,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from gpulint.kube.fields import mapping, type_name
-from gpulint.kube.kai_admission import image_releases
-from gpulint.kube.kserve_runtimes import controller_releases
 from gpulint.kube.lru import LRU
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.queueing.kueue_kinds import KUEUE_KINDS
@@ -142,10 +140,9 @@ class ClusterInventory:
     daemon_sets: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (namespace, name)
     crds: list[InventoryObject] = field(default_factory=list)  # their schemas validate the linted custom resources
     mutating_webhooks: list[dict[str, Any]] = field(default_factory=list)  # MutatingWebhookConfigurations
-    # (v0.<minor>, "Deployment namespace/name"): the KServe controllers the inventory's Deployments run
-    kserve_controllers: list[tuple[int, str]] = field(default_factory=list)
-    # (image tag, "Deployment namespace/name"): the KAI Scheduler images the inventory's Deployments run
-    kai_images: list[tuple[str, str]] = field(default_factory=list)
+    # (the Deployment, "Deployment namespace/name"): the inventory's Deployments, whose images and labels name the
+    # releases of the operators they run (chart_releases.ReleaseReader)
+    deployments: list[tuple[dict[str, Any], str]] = field(default_factory=list)
     # (namespace, name) -> a Multus NetworkAttachmentDefinition's annotations (its CNI config is not kept)
     network_attachments: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     # (namespace, name) -> the ConfigMap's keys (its values are not kept: they may be large)
@@ -529,17 +526,10 @@ def add_sources(
             inventory.autoscaler_taints = autoscaler_taints(
                 (obj.data for obj in objects if obj.kind == "Deployment"), inventory.autoscaler_taints
             )
-            inventory.kserve_controllers += [
-                (minor, f"Deployment {obj.ref.namespace}/{obj.ref.name}".replace(" /", " "))
+            inventory.deployments += [
+                (obj.data, f"Deployment {obj.ref.namespace}/{obj.ref.name}".replace(" /", " "))
                 for obj in objects
                 if obj.kind == "Deployment" and obj.ref.group == "apps"
-                for minor in controller_releases(obj.data)
-            ]
-            inventory.kai_images += [
-                (tag, f"Deployment {obj.ref.namespace}/{obj.ref.name}".replace(" /", " "))
-                for obj in objects
-                if obj.kind == "Deployment" and obj.ref.group == "apps"
-                for tag in image_releases(obj.data)
             ]
             for document in documents:
                 inventory.pool_specs.extend(pools_in_document(document.data, source.display))

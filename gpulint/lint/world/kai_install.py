@@ -11,10 +11,11 @@ the same tag.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gpulint.kube.kai_admission import image_releases
 from gpulint.lint.inputs.linted_set import LintedSet
-from gpulint.lint.world.chart_releases import CHART_INSTALLERS, chart_values, chart_version
+from gpulint.lint.world.chart_releases import ChartValues, ReleaseReader, chart_version, operator_installs
 
 CHART = "kai-scheduler"
 
@@ -33,15 +34,11 @@ def kai_installs(linted: LintedSet) -> tuple[FoundKai, ...]:
 
 
 def _installs(linted: LintedSet) -> tuple[FoundKai, ...]:
-    found: list[FoundKai] = []
-    for obj in linted.of_kind("apps", "Deployment"):
-        where = f"Deployment {obj.ref.namespace + '/' if obj.ref.namespace else ''}{obj.ref.name}"
-        found += [FoundKai(tag, where) for tag in image_releases(obj.data)]
-    for group, kind in CHART_INSTALLERS:
-        for obj in linted.of_kind(group, kind):
-            found += [
-                FoundKai(chart_version(obj.data, given), f"{kind} {obj.ref.name}")
-                for given in chart_values(obj.data)
-                if given.chart == CHART
-            ]
-    return tuple(found)
+    return tuple(FoundKai(release, where) for release, where in operator_installs(linted, _READER))
+
+
+def _chart(data: dict[str, Any], given: ChartValues) -> str | None:
+    return chart_version(data, given) if given.chart == CHART else None
+
+
+_READER = ReleaseReader(image_releases, _chart)

@@ -11,11 +11,12 @@ chart's version is the release (``v0.14.0``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gpulint.kube.fields import dig
 from gpulint.kube.kserve_runtimes import KServeInstall, controller_releases, release_minor
 from gpulint.lint.inputs.linted_set import LintedSet
-from gpulint.lint.world.chart_releases import CHART_INSTALLERS, ChartValues, chart_values, chart_version
+from gpulint.lint.world.chart_releases import ChartValues, ReleaseReader, chart_version, operator_installs
 
 CHARTS = ("kserve", "kserve-resources", "kserve-runtime-configs")
 # kserve-resources v0.14.0-v0.16.0 values.yaml (false by default); kserve-runtime-configs from v0.17.0
@@ -36,20 +37,14 @@ def kserve_installs(linted: LintedSet) -> tuple[FoundInstall, ...]:
 
 
 def _installs(linted: LintedSet) -> tuple[FoundInstall, ...]:
-    found: list[FoundInstall] = []
-    for obj in linted.of_kind("apps", "Deployment"):
-        where = f"Deployment {obj.ref.namespace + '/' if obj.ref.namespace else ''}{obj.ref.name}"
-        found += [FoundInstall(KServeInstall(minor), where) for minor in controller_releases(obj.data)]
-    for group, kind in CHART_INSTALLERS:
-        for obj in linted.of_kind(group, kind):
-            for given in chart_values(obj.data):
-                install = _chart_install(obj.data, given)
-                if install is not None:
-                    found.append(FoundInstall(install, f"{kind} {obj.ref.name}"))
-    return tuple(found)
+    return tuple(FoundInstall(install, where) for install, where in operator_installs(linted, _READER))
 
 
-def _chart_install(data: dict[str, object], given: ChartValues) -> KServeInstall | None:
+def _controller_installs(deployment: dict[str, Any]) -> list[KServeInstall]:
+    return [KServeInstall(minor) for minor in controller_releases(deployment)]
+
+
+def _chart_install(data: dict[str, Any], given: ChartValues) -> KServeInstall | None:
     if given.chart not in CHARTS:
         return None
     minor = release_minor(chart_version(data, given))
@@ -61,3 +56,6 @@ def _chart_install(data: dict[str, object], given: ChartValues) -> KServeInstall
     else:
         dev_shm = None if enabled is not None or given.outside("devShm") else False
     return KServeInstall(minor, chart_dev_shm=dev_shm)
+
+
+_READER = ReleaseReader(_controller_installs, _chart_install)

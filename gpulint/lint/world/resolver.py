@@ -22,8 +22,8 @@ from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gangs.members import group_references, joiner_key
 from gpulint.kube.gpu_stack import gpu_nodes
-from gpulint.kube.kai_admission import KaiAdmission
-from gpulint.kube.kserve_runtimes import KServeInstall
+from gpulint.kube.kai_admission import KaiAdmission, image_releases
+from gpulint.kube.kserve_runtimes import KServeInstall, controller_releases
 from gpulint.kube.mutating_webhooks import Scope
 from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.labels import any_pooled
@@ -37,6 +37,8 @@ from gpulint.lint.inputs.autopilot_setup import NO_WORDS, ClusterWords
 from gpulint.lint.inputs.knative_setup import NO_SETUP, KnativeSetup
 from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
 from gpulint.lint.inputs.run_setup import RunSetup
+from gpulint.lint.world import operator_releases
+from gpulint.lint.world.chart_releases import ReleaseReader
 from gpulint.lint.world.inventory import (
     GANG_OBJECT_KINDS,
     ClusterInventory,
@@ -49,6 +51,7 @@ from gpulint.lint.world.inventory import (
 from gpulint.lint.world.kai_install import FoundKai, kai_installs
 from gpulint.lint.world.kinds import KINDS, Declared
 from gpulint.lint.world.kserve_install import FoundInstall, kserve_installs
+from gpulint.lint.world.operator_releases import knative_installs, kueue_installs
 from gpulint.lint.world.rejections import Rejection
 
 if TYPE_CHECKING:  # the admission models are imported where a run meets a queue or a namespace policy
@@ -771,15 +774,35 @@ class Resolver:
         inventory's controller Deployments run."""
         held = tuple(
             FoundInstall(KServeInstall(minor), f"{where} of the inventory")
-            for minor, where in self._cluster.kserve_controllers
+            for data, where in self._cluster.deployments
+            for minor in controller_releases(data)
         )
         return kserve_installs(self.linted) + held
 
     def kai_installs(self) -> tuple[FoundKai, ...]:
         """The KAI Scheduler releases the linted files install (lint/world/kai_install.py), and those the
         inventory's Deployments run."""
-        held = tuple(FoundKai(tag, f"{where} of the inventory") for tag, where in self._cluster.kai_images)
+        held = tuple(
+            FoundKai(tag, f"{where} of the inventory")
+            for data, where in self._cluster.deployments
+            for tag in image_releases(data)
+        )
         return kai_installs(self.linted) + held
+
+    def knative_installs(self) -> tuple[tuple[str, str], ...]:
+        """The Knative Serving releases the linted files install and the inventory's Deployments run, as written."""
+        return knative_installs(self.linted) + self._held_releases(operator_releases.KNATIVE)
+
+    def kueue_installs(self) -> tuple[tuple[str, str], ...]:
+        """The Kueue releases the linted files install and the inventory's Deployments run, as written."""
+        return kueue_installs(self.linted) + self._held_releases(operator_releases.KUEUE)
+
+    def _held_releases(self, reader: ReleaseReader[str]) -> tuple[tuple[str, str], ...]:
+        return tuple(
+            (release, f"{where} of the inventory")
+            for data, where in self._cluster.deployments
+            for release in reader.deployment(data)
+        )
 
     def _kserve_chosen_runtime(self, isvc: dict[str, Any], namespace: str) -> dict[str, Any] | None:
         """The runtime KServe selects for a predictor whose model names none (kube/kserve_runtimes): among the
