@@ -54,9 +54,9 @@ def refusals(
     group: str,
     kind: str,
     kserve_gpu_types: frozenset[str] = frozenset(),
-    kueue_releases: tuple[str, ...] = (),
+    kueue_releases: tuple[tuple[str, str], ...] = (),
 ) -> list[Refusal]:
     """``kserve_gpu_types``: the GPU resource types a linted inferenceservice-config adds to KServe's;
-    ``kueue_releases``: the Kueue releases installed, as written."""
+    ``kueue_releases``: the Kueue releases installed, as written, and where."""
     submitted = Submitted(data, kind, kserve_gpu_types, kueue_releases)
     return [refusal for check in CHECKS.get((group, kind), ()) for refusal in check(submitted)]

@@ -36,7 +36,8 @@ class Submitted:
     data: dict[str, Any]
     kind: str
     kserve_gpu_types: frozenset[str] = frozenset()
-    kueue_releases: tuple[str, ...] = ()  # the Kueue releases the files and the inventory install, as written
+    # the Kueue releases the files and the inventory install, as written, each with where it is written
+    kueue_releases: tuple[tuple[str, str], ...] = ()
 
 
 Check = Callable[[Submitted], list[Refusal]]

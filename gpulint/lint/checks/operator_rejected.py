@@ -44,10 +44,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _kserve_pod_mutator(obj, ctx)
     if obj.ref.group == kaito.KAITO_GROUP and obj.kind == "Workspace":
         yield from _kaito_preferred_unlabelled(obj, ctx)
-    kueue_releases: tuple[str, ...] = (
-        ctx.memo(("kueue-releases",), lambda: tuple(release for release, _ in ctx.resolver.kueue_installs()))
-        if obj.ref.group in _KUEUE_RELEASE_GROUPS
-        else ()
+    kueue_releases: tuple[tuple[str, str], ...] = (
+        ctx.memo(("kueue-releases",), ctx.resolver.kueue_installs) if obj.ref.group in _KUEUE_RELEASE_GROUPS else ()
     )
     found = refusals(obj.data, obj.ref.group, obj.kind, gpu_types, kueue_releases)
     if not found:
