@@ -253,7 +253,7 @@ def ray_refusals(submitted: Submitted) -> list[Refusal]:
     if since != POD_SET_LIMITS[-1][0]:
         line = "before v0.18" if since < POD_SET_LIMITS[1][0] else f"v{since[0]}.{since[1]}"
         release = (
-            f"the files install Kueue {', '.join(f'{r} ({where})' for r, where in submitted.kueue_releases)}: Kueue {line} allows at most {limit} worker groups "
+            f"Kueue installed: {', '.join(f'{r} ({where})' for r, where in submitted.kueue_releases)}; Kueue {line} allows at most {limit} worker groups "
             f"(v0.19 and later {MAX_POD_SETS - 1}: jobframework.MaxPodSets)"
         )
     return [

@@ -62,7 +62,7 @@ def _release_notes(use: knative.ReservedUse, older: tuple[bool, str] | None) -> 
     every, shown = older
     said = (
         f"Knative Serving before v1.13 reserves it (k8s_validation.go reservedPaths; v1.13 frees /tmp, /var and "
-        f"/var/log, serving#14719); the files install Knative Serving {shown}"
+        f"/var/log, serving#14719); Knative Serving installed: {shown}"
     )
     return (said,) if every else (said, "not every Knative Serving release found is before v1.13")
 
