@@ -258,3 +258,81 @@ def test_serving_release_readers() -> None:
     assert all_before(["1.12.3", "1.13.0"], (1, 13)) is None
     assert all_before(["1.13.0"], (1, 13)) is False
     assert all_before([], (1, 13)) is None
+
+
+# ray-project/kuberay helm-chart/kuberay-operator: the operator Deployment, image quay.io/kuberay/operator:<release>
+KUBERAY = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: kuberay-operator, namespace: ray-system}
+spec:
+  selector: {matchLabels: {app.kubernetes.io/name: kuberay-operator}}
+  template:
+    metadata: {labels: {app.kubernetes.io/name: kuberay-operator}}
+    spec:
+      containers:
+      - name: kuberay-operator
+        image: quay.io/kuberay/operator:%s
+"""
+RAYCLUSTER = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: llm-serving, namespace: ray}
+spec:
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+        - {name: ray-head, image: rayproject/ray:2.41.0}
+  workerGroupSpecs:
+  - groupName: gpu
+    replicas: 4
+    minReplicas: 4
+    maxReplicas: 2
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+        - name: ray-worker
+          image: rayproject/ray:2.41.0-gpu
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def _kuberay_refusals(root: Path) -> list[str]:
+    return [
+        str(f["message"]).partition("refuses this RayCluster: ")[2]
+        for f in _findings(str(root))
+        if f["rule"] == "operator-rejected" and "KubeRay" in str(f["message"])
+    ]
+
+
+@pytest.mark.parametrize(
+    ("operators", "expected"),
+    [
+        (("v1.6.0",), ["worker group gpu has minReplicas 4 greater than maxReplicas 2"]),
+        (("v1.5.1",), []),  # v1.5 ran maxReplicas workers: no refusal
+        (("v1.5.1", "v1.6.0"), ["worker group gpu has minReplicas 4 greater than maxReplicas 2"]),  # one refuses
+        (("latest",), ["worker group gpu has minReplicas 4 greater than maxReplicas 2"]),  # not known
+        ((), ["worker group gpu has minReplicas 4 greater than maxReplicas 2"]),  # none found
+    ],
+)
+def test_kuberay_replica_bounds_by_release(tmp_path: Path, operators: tuple[str, ...], expected: list[str]) -> None:
+    for i, tag in enumerate(operators):
+        (tmp_path / f"operator-{i}.yaml").write_text(KUBERAY.replace("ray-system", f"ray-system-{i}") % tag)
+    (tmp_path / "cluster.yaml").write_text(RAYCLUSTER)
+    assert _kuberay_refusals(tmp_path) == expected
+
+
+def test_an_older_kuberay_goes_on_to_the_checks_it_runs(tmp_path: Path) -> None:
+    """v1.4 runs no replica-bound or rayStartParams check but does check the name; v1.3 checks none of them."""
+    long_name = RAYCLUSTER.replace("llm-serving", "llm-serving-" + "x" * 50).replace(
+        "rayStartParams: {}\n    template:\n      spec:\n        containers:\n        - name: ray-worker",
+        "rayStartParams: {num-gpus: '1'}\n    template:\n      spec:\n        containers:\n        - name: ray-worker",
+    )
+    (tmp_path / "cluster.yaml").write_text(long_name)
+    (tmp_path / "operator.yaml").write_text(KUBERAY % "v1.4.2")
+    assert _kuberay_refusals(tmp_path) == ["RayCluster name should be no more than 53 characters"]
+    (tmp_path / "operator.yaml").write_text(KUBERAY % "v1.3.2")
+    assert _kuberay_refusals(tmp_path) == []

@@ -55,8 +55,9 @@ def refusals(
     kind: str,
     kserve_gpu_types: frozenset[str] = frozenset(),
     kueue_releases: tuple[tuple[str, str], ...] = (),
+    kuberay_releases: tuple[tuple[str, str], ...] = (),
 ) -> list[Refusal]:
     """``kserve_gpu_types``: the GPU resource types a linted inferenceservice-config adds to KServe's;
-    ``kueue_releases``: the Kueue releases installed, as written, and where."""
-    submitted = Submitted(data, kind, kserve_gpu_types, kueue_releases)
+    ``kueue_releases``, ``kuberay_releases``: the Kueue and KubeRay releases installed, as written, and where."""
+    submitted = Submitted(data, kind, kserve_gpu_types, kueue_releases, kuberay_releases)
     return [refusal for check in CHECKS.get((group, kind), ()) for refusal in check(submitted)]

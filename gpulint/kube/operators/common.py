@@ -38,6 +38,7 @@ class Submitted:
     kserve_gpu_types: frozenset[str] = frozenset()
     # the Kueue releases the files and the inventory install, as written, each with where it is written
     kueue_releases: tuple[tuple[str, str], ...] = ()
+    kuberay_releases: tuple[tuple[str, str], ...] = ()  # the KubeRay releases installed, likewise
 
 
 Check = Callable[[Submitted], list[Refusal]]

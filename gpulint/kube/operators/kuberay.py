@@ -23,6 +23,7 @@ from gpulint.kube.names import (
 )
 from gpulint.kube.operators.common import Refusal, Submitted
 from gpulint.kube.refs import Path
+from gpulint.kube.releases import all_before
 
 GROUP = "ray.io"
 KUBERAY_CLUSTER_SPECS: dict[str, Path] = {
@@ -32,12 +33,20 @@ KUBERAY_CLUSTER_SPECS: dict[str, Path] = {
 }
 KUBERAY_NAME_MAX = {"RayCluster": 53, "RayJob": 47, "RayService": 47}  # MaxRayClusterNameLength (- 6)
 _KUBERAY_START_RESOURCES = ("num-cpus", "num-gpus", "memory", "resources")
+# The release that began each check (utils/validation.go, read at each tag): ValidateRayClusterMetadata v1.4.0;
+# the resources in both places and validateRayGroupLabels v1.5.0; the replica bounds v1.6.0. A check every release
+# found predates is skipped, and the controller goes on to the next, as that release does.
+NAME_CHECK, START_PARAMS_CHECK, REPLICAS_CHECK = (1, 4), (1, 5), (1, 6)
+# The operator's image, tagged with the release (helm-chart/kuberay-operator values.yaml image.repository
+# quay.io/kuberay/operator, image.tag the release); the chart kuberay-operator is versioned as the release ("1.4.0").
+OPERATOR_IMAGE = "kuberay/operator"
+CHART = "kuberay-operator"
 
 
-def _kuberay_cluster(data: dict[str, Any], kind: str) -> Iterator[Refusal]:
+def _kuberay_cluster(data: dict[str, Any], kind: str, releases: tuple[str, ...]) -> Iterator[Refusal]:
     """The first error KubeRay's controller finds in the metadata, then in the cluster spec."""
     name = dig(data, "metadata", "name")
-    if isinstance(name, str) and name:
+    if isinstance(name, str) and name and _checks(releases, NAME_CHECK):
         words = ""
         if len(name) > KUBERAY_NAME_MAX[kind]:
             words = f"{kind} name should be no more than {KUBERAY_NAME_MAX[kind]} characters"
@@ -61,7 +70,7 @@ def _kuberay_cluster(data: dict[str, Any], kind: str) -> Iterator[Refusal]:
         for index, raw in enumerate(sequence(dig(data, *path, "workerGroupSpecs")))
     ]
     for number, (group_name, at, group) in enumerate(groups):
-        problem = _kuberay_group(group_name, at, group, worker=number > 0)
+        problem = _kuberay_group(group_name, at, group, number > 0, releases)
         if problem is not None:
             yield replace(problem, controller=done)
             return
@@ -111,9 +120,16 @@ def _rayjob_after_cluster(spec: dict[str, Any]) -> Refusal | None:
     return None
 
 
-def _kuberay_group(name: str, at: Path, group: dict[str, Any], worker: bool) -> Refusal | None:
+def _checks(releases: tuple[str, ...], since: tuple[int, int]) -> bool:
+    """Whether the KubeRay releases found run a check begun in ``since``: not when every one is older."""
+    return all_before(releases, since) is not True
+
+
+def _kuberay_group(
+    name: str, at: Path, group: dict[str, Any], worker: bool, releases: tuple[str, ...]
+) -> Refusal | None:
     """One group's first error, in ValidateRayClusterSpec's order."""
-    if worker:
+    if worker and _checks(releases, REPLICAS_CHECK):
         low, high = integer(group.get("minReplicas")), integer(group.get("maxReplicas"))
         for key, value in (("minReplicas", low), ("maxReplicas", high)):
             if value is not None and value < 0:
@@ -122,6 +138,8 @@ def _kuberay_group(name: str, at: Path, group: dict[str, Any], worker: bool) -> 
             words = f"worker group {name} has minReplicas {low} greater than maxReplicas {high}"
             return Refusal((*at, "minReplicas"), "KubeRay", words)
     params = mapping(group.get("rayStartParams"))
+    if not _checks(releases, START_PARAMS_CHECK):
+        return None
     if any(text(params.get(key)) for key in _KUBERAY_START_RESOURCES) and mapping(group.get("resources")):
         words = f"resource fields should not be set in both rayStartParams and Resources for {name} group; please use only one"
         return Refusal((*at, "resources"), "KubeRay", words)
@@ -166,4 +184,25 @@ def _duplicate_groups(data: dict[str, Any], kind: str) -> Iterator[Refusal]:
 def refusals(submitted: Submitted) -> list[Refusal]:
     """The first error KubeRay's controller finds (a RayJob's or RayCluster's Kueue refusals are kueue.py's), and the
     duplicate worker group its opt-in webhook refuses."""
-    return [*_kuberay_cluster(submitted.data, submitted.kind), *_duplicate_groups(submitted.data, submitted.kind)]
+    releases = tuple(release for release, _ in submitted.kuberay_releases)
+    return [
+        *_kuberay_cluster(submitted.data, submitted.kind, releases),
+        *_duplicate_groups(submitted.data, submitted.kind),
+    ]
+
+
+def operator_releases(deployment: dict[str, Any]) -> list[str]:
+    """The tags of the KubeRay operator images a Deployment runs (none for another Deployment)."""
+    pod = mapping(dig(deployment, "spec", "template", "spec"))
+    found = []
+    for container in map(mapping, sequence(pod.get("containers"))):
+        name, _, tag = text(container.get("image")).partition("@")[0].rpartition(":")
+        if name.endswith(OPERATOR_IMAGE) and "/" not in tag:
+            found.append(tag)
+    return found
+
+
+def chart_release(version: str, values: dict[str, Any]) -> str:
+    """The release a kuberay-operator chart runs: the image tag its values give, else the chart's version."""
+    tag = dig(values, "image", "tag")
+    return tag if isinstance(tag, str) and tag else version

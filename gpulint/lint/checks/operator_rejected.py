@@ -47,7 +47,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     kueue_releases: tuple[tuple[str, str], ...] = (
         ctx.memo(("kueue-releases",), ctx.resolver.kueue_installs) if obj.ref.group in _KUEUE_RELEASE_GROUPS else ()
     )
-    found = refusals(obj.data, obj.ref.group, obj.kind, gpu_types, kueue_releases)
+    kuberay_releases: tuple[tuple[str, str], ...] = (
+        ctx.memo(("kuberay-releases",), ctx.resolver.kuberay_installs) if obj.ref.group == kuberay.GROUP else ()
+    )
+    found = refusals(obj.data, obj.ref.group, obj.kind, gpu_types, kueue_releases, kuberay_releases)
     if not found:
         return
     config = kueue_config(ctx.resolver)

@@ -8,8 +8,8 @@ from gpulint.lint.inputs.objects import KubeObject, ParsedFile
 from gpulint.lint.inputs.render.releases import remote_charts
 
 # The charts whose releases are read: a release of any other remote chart is nothing gpulint reads (KAI's and
-# Kueue's for their versions: lint/world/kai_install.py, operator_releases.py).
-REMOTE_CHARTS = frozenset({"gpu-operator", "nvidia-device-plugin", "kai-scheduler", "kueue"})
+# Kueue's and KubeRay's for their versions: lint/world/kai_install.py, operator_releases.py).
+REMOTE_CHARTS = frozenset({"gpu-operator", "nvidia-device-plugin", "kai-scheduler", "kueue", "kuberay-operator"})
 
 
 def with_chart_entries(parsed: ParsedFile) -> ParsedFile:

@@ -1,9 +1,10 @@
-"""The Knative Serving and Kueue releases the linted files install, each with where it is written (the walk is
+"""The Knative Serving, Kueue and KubeRay releases the linted files install, each with where it is written (the walk is
 chart_releases.operator_installs; the readers, what each operator's install writes, are the operators' modules).
 
 Knative Serving (gpulint/kube/knative.py serving_releases): a Serving Deployment's version label or image tag, a
 KnativeServing's spec.version. Kueue (gpulint/kube/operators/kueue.py): the controller image's tag, a release of
-the ``kueue`` chart (its values' image tag, else its version).
+the ``kueue`` chart (its values' image tag, else its version). KubeRay (gpulint/kube/operators/kuberay.py): the
+operator image's tag, a release of the ``kuberay-operator`` chart (likewise).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpulint.kube import knative
-from gpulint.kube.operators import kueue
+from gpulint.kube.operators import kuberay, kueue
 from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.world.chart_releases import ChartValues, ReleaseReader, chart_version, operator_installs
 
@@ -32,6 +33,13 @@ KNATIVE = ReleaseReader(
 KUEUE = ReleaseReader(kueue.controller_releases, _kueue_chart)
 
 
+def _kuberay_chart(data: dict[str, Any], given: ChartValues) -> str | None:
+    return kuberay.chart_release(chart_version(data, given), given.values) if given.chart == kuberay.CHART else None
+
+
+KUBERAY = ReleaseReader(kuberay.operator_releases, _kuberay_chart)
+
+
 def knative_installs(linted: LintedSet) -> Found:
     """Every Knative Serving release the linted files install (once per linted set)."""
     found: Found = linted.fact("knative installs", _installs, linted, KNATIVE)
@@ -41,6 +49,12 @@ def knative_installs(linted: LintedSet) -> Found:
 def kueue_installs(linted: LintedSet) -> Found:
     """Every Kueue release the linted files install (once per linted set)."""
     found: Found = linted.fact("kueue installs", _installs, linted, KUEUE)
+    return found
+
+
+def kuberay_installs(linted: LintedSet) -> Found:
+    """Every KubeRay operator release the linted files install (once per linted set)."""
+    found: Found = linted.fact("kuberay installs", _installs, linted, KUBERAY)
     return found
 
 

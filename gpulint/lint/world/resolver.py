@@ -51,7 +51,7 @@ from gpulint.lint.world.inventory import (
 from gpulint.lint.world.kai_install import FoundKai, kai_installs
 from gpulint.lint.world.kinds import KINDS, Declared
 from gpulint.lint.world.kserve_install import FoundInstall, kserve_installs
-from gpulint.lint.world.operator_releases import knative_installs, kueue_installs
+from gpulint.lint.world.operator_releases import knative_installs, kuberay_installs, kueue_installs
 from gpulint.lint.world.rejections import Rejection
 
 if TYPE_CHECKING:  # the admission models are imported where a run meets a queue or a namespace policy
@@ -796,6 +796,10 @@ class Resolver:
     def kueue_installs(self) -> tuple[tuple[str, str], ...]:
         """The Kueue releases the linted files install and the inventory's Deployments run, as written."""
         return kueue_installs(self.linted) + self._held_releases(operator_releases.KUEUE)
+
+    def kuberay_installs(self) -> tuple[tuple[str, str], ...]:
+        """The KubeRay releases the linted files install and the inventory's Deployments run, as written."""
+        return kuberay_installs(self.linted) + self._held_releases(operator_releases.KUBERAY)
 
     def _held_releases(self, reader: ReleaseReader[str]) -> tuple[tuple[str, str], ...]:
         return tuple(
