@@ -175,7 +175,7 @@ class Inventories:
         from gpulint.lint.world.live_inventory import LiveInventory, Transport, api_configuration, selected_apis
 
         configuration = api or api_configuration(kubeconfig or None, context or None)
-        self.live = LiveInventory(Transport(configuration), self.swap, self.log, selected_apis(pods))
+        self.live = LiveInventory(Transport(configuration), self.swap, self.log, selected_apis(pods, watching=True))
         self.live.start()
 
     def stop(self) -> None:

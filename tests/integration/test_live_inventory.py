@@ -1111,6 +1111,95 @@ def test_cli_live_inventory_reads_machines_and_the_autoscalers_flags(make_api, t
     assert inventory.lists("Machine") and not inventory.lists("Deployment")
 
 
+# --- The operators' controller Deployments, in any namespace: their releases (lint/world/operator_releases.py) ------
+
+# config/components/manager as kubectl shows it (trimmed): the Kueue controller, its release in the image tag
+KUEUE_CONTROLLER = {
+    "metadata": {
+        "name": "kueue-controller-manager",
+        "namespace": "kueue-system",
+        "uid": "uid-kueue",
+        "labels": {"control-plane": "controller-manager"},
+    },
+    "spec": {
+        "template": {
+            "spec": {
+                "containers": [
+                    {
+                        "name": "manager",
+                        "image": "registry.k8s.io/kueue/kueue:v0.17.2",
+                        "args": ["--config=/controller_manager_config.yaml", "--zap-log-level=2"],
+                        "env": [{"name": "API_TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}],
+                    }
+                ]
+            }
+        }
+    },
+}
+SHOP = {  # an application Deployment: read by name only
+    "metadata": {"name": "shop", "namespace": "web", "uid": "uid-shop"},
+    "spec": {"template": {"spec": {"containers": [{"name": "shop", "image": "registry.example.com/shop:2.4"}]}}},
+}
+EIGHT_GROUP_RAYJOB = """\
+apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: mm-batch
+  namespace: pipelines
+  labels: {kueue.x-k8s.io/queue-name: pipelines}
+spec:
+  entrypoint: python pipeline.py
+  shutdownAfterJobFinishes: true
+  rayClusterSpec:
+    headGroupSpec:
+      rayStartParams: {}
+      template: {spec: {containers: [{name: head, image: "rayproject/ray:2.41.0"}]}}
+    workerGroupSpecs:
+""" + "".join(
+    f"    - {{groupName: s{i}, replicas: 1, rayStartParams: {{}}, "
+    f'template: {{spec: {{containers: [{{name: w, image: "rayproject/ray:2.41.0-gpu"}}]}}}}}}\n'
+    for i in range(8)
+)
+
+
+@pytest.mark.slow
+def test_cli_reads_operator_deployments_in_any_namespace_and_reads_on_without_the_grant(make_api, tmp_path):
+    """--live-inventory lists Deployments cluster-wide for the operators' releases: the Kueue controller in
+    kueue-system is kept as its image, any other Deployment by name; Kueue v0.17 then refuses a RayJob of 8 worker
+    groups. Without the grant (403 at the cluster scope) the read goes on and the release is unknown: nothing said.
+    The webhook never asks (its chart grants no cluster-wide Deployment read: test_chart)."""
+    from gpulint.cli.live import LiveCluster, read_live
+
+    api = make_api(cluster([node("n0", 8)], **{"apps__v1": {"deployments": [COREDNS, KUEUE_CONTROLLER, SHOP]}}))
+    kubeconfig = api.kubeconfig(tmp_path)
+    inventory, sources = read_live(LiveCluster(str(kubeconfig), "gpu-cluster"))
+    read = {source.display: json.loads(source.read())["items"] for source in sources}
+    kept = {item["metadata"]["name"]: item for item in read["live:deployments.apps/operators"]}
+    assert set(kept) == {"coredns", "kueue-controller-manager", "shop"}
+    assert "spec" not in kept["coredns"] and "spec" not in kept["shop"]
+    (container,) = kept["kueue-controller-manager"]["spec"]["template"]["spec"]["containers"]
+    assert container == {"name": "manager", "image": "registry.k8s.io/kueue/kueue:v0.17.2"}  # no args, no env
+    assert any(r.startswith(DEPLOYMENTS + "?") for r in api.requests)  # cluster-wide
+    assert not inventory.lists("Deployment")
+
+    (tmp_path / "rayjob.yaml").write_text(EIGHT_GROUP_RAYJOB, encoding="utf-8")
+    live = ("--live-inventory", "--kubeconfig", str(kubeconfig), "--context", "gpu-cluster")
+    checked = gpulint("check", "rayjob.yaml", *live, cwd=tmp_path)
+    assert checked.returncode == 1, checked.stderr
+    assert "Too many: 8: must have at most 7 items" in checked.stdout
+    assert "v0.17.2 (Deployment kueue-system/kueue-controller-manager of the inventory)" in checked.stdout
+
+    api.forbidden_cluster_wide.add(DEPLOYMENTS)
+    inventory, sources = read_live(LiveCluster(str(kubeconfig), "gpu-cluster"))
+    assert "live:deployments.apps/operators" not in {source.display for source in sources}
+    assert "live:deployments.apps" in {source.display for source in sources}  # kube-system's, as before
+    unknown = gpulint("check", "rayjob.yaml", *live, cwd=tmp_path)
+    assert unknown.returncode in (0, 1), unknown.stderr  # the other rules' findings stand (the queue, no GPUs)
+    assert "error[operator-rejected]" in checked.stdout and "error[operator-rejected]" not in unknown.stdout
+
+    # the webhook never asks: test_a_machine_ties_a_node_to_its_group... sees it read kube-system's alone
+
+
 # --- DaemonSets and GKE ComputeClasses --------------------------------------------------------------------
 
 DAEMONSETS = "/apis/apps/v1/daemonsets"

@@ -51,6 +51,7 @@ class FakeApiServer:
         self.gone_once: set[str] = set()  # collection paths whose next watch answers 410 Gone
         self.held: dict[str, threading.Event] = {}  # collection paths whose lists wait for their event
         self.failing: dict[str, tuple[int, str]] = {}  # collection paths whose lists answer this status
+        self.forbidden_cluster_wide: set[str] = set()  # collection paths listed in one namespace only (a Role's grant)
         self.endless: dict[str, int] = {}  # collection paths whose every page has a continue token, and its items
         self.token = TOKEN  # the token it accepts: change it and the webhook's has expired
         self.stopping = threading.Event()
@@ -98,6 +99,9 @@ class FakeApiServer:
                     )
                 elif query.get("watch") == "true":
                     self.stream_watch(url.path, query)
+                elif url.path in fake.forbidden_cluster_wide and "namespace" not in query:
+                    message = f"cannot list resource at the cluster scope: {url.path}"
+                    self.send_json(403, {"kind": "Status", "code": 403, "reason": "Forbidden", "message": message})
                 elif url.path in fake.failing:
                     code, message = fake.failing[url.path]
                     self.send_json(code, {"kind": "Status", "code": code, "message": message})

@@ -44,6 +44,7 @@ from gpulint.lint.world.autoscaler_status import (
 )
 from gpulint.lint.world.inventory import CAPI_MEMBER_KINDS, MAX_INVENTORY_OBJECTS, ClusterInventory, compact_item
 from gpulint.lint.world.kinds import BY_KEY, DRA_GROUP, KindRow
+from gpulint.lint.world.operator_releases import runs_an_operator
 
 RETRY_SECONDS = 2.0  # after a failed list, watch or discovery
 REDISCOVER_SECONDS = 300.0  # look again for APIs (a CRD installed after the webhook started)
@@ -77,6 +78,10 @@ class InventoryApi:
     page_size: int = PAGE_SIZE
     # What is kept of each object (list items and watch events), beyond the trimmed metadata
     essentials: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # Read by a one-time snapshot (--live-inventory) only, with the user's credentials: the webhook's service
+    # account is not granted it, and a snapshot refused it (403) reads on without it.
+    snapshot_only: bool = False
+    label: str = ""  # added to its source's name, where another API reads the same kind
 
     @property
     def group(self) -> str:
@@ -145,6 +150,25 @@ def autoscaler_essentials(item: dict[str, Any]) -> dict[str, Any]:
         for container in map(mapping, sequence(pod.get("containers")))
     ]
     return {**stub, "spec": {"template": {"spec": {"containers": containers}}}}
+
+
+def operator_essentials(item: dict[str, Any]) -> dict[str, Any]:
+    """A Deployment that runs an operator's controller (lint/world/operator_releases.py), kept as far as its
+    labels and its containers' names and images (the release they name); any other only by name."""
+    stub = {"apiVersion": item["apiVersion"], "kind": item["kind"], "metadata": _identity(item)}
+    if not runs_an_operator(item):
+        return stub
+    labels = mapping(mapping(item.get("metadata")).get("labels"))
+    pod = mapping(mapping(mapping(item.get("spec")).get("template")).get("spec"))
+    containers = [
+        {key: container[key] for key in ("name", "image") if key in container}
+        for container in map(mapping, sequence(pod.get("containers")))
+    ]
+    return {
+        **stub,
+        "metadata": {**_identity(item), "labels": dict(labels)},
+        "spec": {"template": {"spec": {"containers": containers}}},
+    }
 
 
 # What of a DaemonSet's pod template the pool model reads (Resolver.daemon_pods: pod_requirements of
@@ -270,6 +294,17 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     # Role grants list and watch on that namespace's Deployments, and only the autoscaler's command lines are kept.
     InventoryApi(
         BY_KEY["apps", "Deployment"], namespace=STATUS_NAMESPACE, whole_kind=False, essentials=autoscaler_essentials
+    ),
+    # The operators' controller Deployments, in any namespace: their images and labels name the releases of KAI,
+    # KServe, Knative Serving, Kueue and KubeRay (lint/world/operator_releases.py). Read by --live-inventory only,
+    # with the user's credentials (the webhook's chart grants no cluster-wide Deployment read); each Deployment
+    # that runs no such controller is dropped to its name at once.
+    InventoryApi(
+        BY_KEY["apps", "Deployment"],
+        whole_kind=False,
+        essentials=operator_essentials,
+        snapshot_only=True,
+        label="operators",
     ),
     # The cluster's own admission: its ValidatingAdmissionPolicies with their bindings (api-rejected judges an object
     # by those that bind it) and the mutating webhooks the API server calls before it validates an object
@@ -538,8 +573,14 @@ def partial_kinds(apis: tuple[InventoryApi, ...]) -> set[str]:
     return {api.kind for api in apis if not api.whole_kind} - listed_kinds(apis)
 
 
-def selected_apis(include_pods: bool) -> tuple[InventoryApi, ...]:
-    return tuple(api for api in INVENTORY_APIS if include_pods or not api.optional)
+def selected_apis(include_pods: bool, watching: bool = False) -> tuple[InventoryApi, ...]:
+    """The APIs read: the optional ones only when asked, the snapshot-only ones unless ``watching`` (the webhook)."""
+    return tuple(
+        api for api in INVENTORY_APIS if (include_pods or not api.optional) and not (watching and api.snapshot_only)
+    )
+
+
+WATCHED_APIS = selected_apis(include_pods=True, watching=True)
 
 
 def read_cluster(
@@ -554,8 +595,15 @@ def read_cluster(
     discovery = discover(transport, apis)
     sources = []
     for api, version in discovery.served.items():
-        items = list_all(transport, api, version)[0]
-        display = f"{LOCATION}:{api.plural}" + (f".{api.group}" if api.group else "")
+        try:
+            items = list_all(transport, api, version)[0]
+        except ApiStatusError as exc:
+            if api.snapshot_only and exc.status == 403:
+                continue  # not granted: what it would tell stays unknown
+            raise
+        display = (
+            f"{LOCATION}:{api.plural}" + (f".{api.group}" if api.group else "") + (f"/{api.label}" if api.label else "")
+        )
         # One field a line: a finding's line then points inside the object it is about.
         body = json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=1, sort_keys=False)
         sources.append(Source(display, None, body.encode()))
@@ -603,7 +651,7 @@ class LiveInventory:
         transport: Transport,
         on_change: Callable[[ClusterInventory], None],
         log: Log,
-        apis: tuple[InventoryApi, ...] = INVENTORY_APIS,
+        apis: tuple[InventoryApi, ...] = WATCHED_APIS,
     ) -> None:
         self._transport = transport
         self._on_change = on_change

@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpulint.kube import knative
+from gpulint.kube.kai_admission import image_releases
+from gpulint.kube.kserve_runtimes import controller_releases
 from gpulint.kube.operators import kuberay, kueue
 from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.world.chart_releases import ChartValues, ReleaseReader, chart_version, operator_installs
@@ -60,3 +62,13 @@ def kuberay_installs(linted: LintedSet) -> Found:
 
 def _installs(linted: LintedSet, reader: ReleaseReader[str]) -> Found:
     return tuple(operator_installs(linted, reader))
+
+
+def runs_an_operator(deployment: dict[str, Any]) -> bool:
+    """Whether a Deployment runs a controller whose release a reader reads (KAI, KServe, Knative Serving, Kueue,
+    KubeRay): what a live read keeps of its containers."""
+    return bool(
+        image_releases(deployment)
+        or controller_releases(deployment)
+        or any(reader.deployment(deployment) for reader in (KNATIVE, KUEUE, KUBERAY))
+    )
