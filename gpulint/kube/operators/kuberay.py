@@ -17,13 +17,14 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from gpulint.kube import releases
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.names import (
     dns1035_label,
 )
 from gpulint.kube.operators.common import Refusal, Submitted
 from gpulint.kube.refs import Path
-from gpulint.kube.releases import all_before
+from gpulint.kube.releases import all_before, image_tags
 
 GROUP = "ray.io"
 KUBERAY_CLUSTER_SPECS: dict[str, Path] = {
@@ -193,16 +194,9 @@ def refusals(submitted: Submitted) -> list[Refusal]:
 
 def operator_releases(deployment: dict[str, Any]) -> list[str]:
     """The tags of the KubeRay operator images a Deployment runs (none for another Deployment)."""
-    pod = mapping(dig(deployment, "spec", "template", "spec"))
-    found = []
-    for container in map(mapping, sequence(pod.get("containers"))):
-        name, _, tag = text(container.get("image")).partition("@")[0].rpartition(":")
-        if name.endswith(OPERATOR_IMAGE) and "/" not in tag:
-            found.append(tag)
-    return found
+    return image_tags(deployment, OPERATOR_IMAGE)
 
 
 def chart_release(version: str, values: dict[str, Any]) -> str:
     """The release a kuberay-operator chart runs: the image tag its values give, else the chart's version."""
-    tag = dig(values, "image", "tag")
-    return tag if isinstance(tag, str) and tag else version
+    return releases.chart_release(version, values, ("image", "tag"))

@@ -26,11 +26,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gpulint.kube import releases
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.operators.common import Refusal, Submitted
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
-from gpulint.kube.releases import release_of
+from gpulint.kube.releases import image_tags, release_of
 from gpulint.kube.validation.errors import (
     DUPLICATE,
     FORBIDDEN,
@@ -198,19 +199,12 @@ def worker_group_limit(releases: tuple[str, ...]) -> tuple[tuple[int, int], int,
 
 def controller_releases(deployment: dict[str, Any]) -> list[str]:
     """The tags of the Kueue controller images a Deployment runs (none for another Deployment)."""
-    pod = mapping(dig(deployment, "spec", "template", "spec"))
-    found = []
-    for container in map(mapping, sequence(pod.get("containers"))):
-        name, _, tag = text(container.get("image")).partition("@")[0].rpartition(":")
-        if name.endswith(CONTROLLER_IMAGE) and "/" not in tag:
-            found.append(tag)
-    return found
+    return image_tags(deployment, CONTROLLER_IMAGE)
 
 
 def chart_release(version: str, values: dict[str, Any]) -> str:
     """The release a kueue chart runs: the image tag its values give, else the chart's version."""
-    tag = dig(values, *_CHART_IMAGE_TAG)
-    return tag if isinstance(tag, str) and tag else version
+    return releases.chart_release(version, values, _CHART_IMAGE_TAG)
 
 
 def _kueue_cluster(
