@@ -285,6 +285,13 @@ def _claim_spec(draw: Any, admin: bool) -> dict[str, Any]:
     for index in range(draw(st.integers(1, 2))):
         if draw(st.integers(0, 3)) == 0:
             subs = [{"name": f"sub-{i}", **draw(_body(False))} for i in range(draw(st.integers(1, 3)))]
+            if len(subs) > 1 and draw(st.booleans()):
+                # the shape real claims give a prioritized list: the most wanted first, then fewer devices of any
+                # class (so that the allocator often takes a later subrequest)
+                for i, sub in enumerate(subs):
+                    sub.pop("allocationMode", None)
+                    sub["count"] = len(subs) + 1 - i if i < len(subs) - 1 else 1
+                    sub["deviceClassName"] = sub["deviceClassName"] if i == 0 else draw(st.sampled_from(["gpu", "any"]))
             requests.append({"name": f"req-{index}", "firstAvailable": subs})
         else:
             requests.append({"name": f"req-{index}", "exactly": draw(_body(admin))})
@@ -452,9 +459,10 @@ class GpulintAnswer:
     stops: list[str]
     nodes: dict[str, bool | None]  # per node on the empty cluster: the claims fit, do not, or unknown
     now: dict[str, bool | None]  # the same with the devices other pods' claims hold taken (verdicts_now)
-    # per pod claim and request, the devices the allocator must give it on a node (ExactCount: its count; All:
-    # every device the class and selectors match there); firstAvailable requests are left out (which subrequest
-    # the allocator takes is a first-fit choice gpulint does not model)
+    # per pod claim, the devices the allocator must give each request on a node, by the name of the alternative it
+    # takes (the request's, or the firstAvailable subrequest's "req/sub" gpulint's allocator chooses there, with the
+    # devices other pods' claims hold taken; ExactCount: its count; All: every device the class and selectors
+    # match there); a claim's requests whose subrequest gpulint cannot tell are left out
     counts: Callable[[str], dict[str, dict[str, int]]]
 
 
@@ -485,19 +493,26 @@ def gpulint_answer(case: dict[str, Any], gates: dict[str, bool]) -> GpulintAnswe
     dra = resolver.dra
     entries = [(entry, located, kind) for entry, located, kind in claim_entries(obj, site, resolver) if located]
     claims = tuple(claim_spec_of(located.data, kind) for _, located, kind in entries)
-    now = {n.name: v.fits for g, v in dra.verdicts_now(claims) for n in g.nodes} if dra.has_devices else {}
+    verdicts_now = {n.name: (g, v) for g, v in dra.verdicts_now(claims) for n in g.nodes} if dra.has_devices else {}
+    now = {name: v.fits for name, (_, v) in verdicts_now.items()}
 
     def counts(node: str) -> dict[str, dict[str, int]]:
-        devices = next((g.devices for g in dra.groups() if any(n.name == node for n in g.nodes)), [])
+        group, verdict = verdicts_now[node]
+        chosen = iter(verdict.chosen or [None] * sum(len(c.requests) for c in claims))
         out: dict[str, dict[str, int]] = {}
         for (entry, _, _), claim in zip(entries, claims):
-            out[str(entry.get("name"))] = {
-                r.name: len(dra.allocator.selected(r.alternatives[0], devices))
-                if r.alternatives[0].all_devices
-                else r.alternatives[0].count
-                for r in claim.requests
-                if not r.first_available and r.alternatives
-            }
+            requests = out.setdefault(str(entry.get("name")), {})
+            for request in claim.requests:
+                name = next(chosen)
+                if not request.first_available:
+                    name = request.alternatives[0].name if request.alternatives else None
+                alternative = next((a for a in request.alternatives if a.name == name), None)
+                if alternative is not None:
+                    requests[alternative.name] = (
+                        len(dra.allocator.selected(alternative, group.devices))
+                        if alternative.all_devices
+                        else alternative.count
+                    )
         return out
 
     return GpulintAnswer(stops, nodes, now, counts)
@@ -562,7 +577,10 @@ def compare_nodes(gpulint: GpulintAnswer, answer: dict[str, Any], empty: dict[st
         counted = gpulint.counts(node)
         for claim, requests in counted.items():
             got = answer["requests"].get(claim, {})
-            for request, count in requests.items():
+            known = {name.split("/")[0] for name in requests}
+            # a subrequest Kubernetes allocates that gpulint's choice is not (its count is 0 on gpulint's side)
+            other = {name: 0 for name in got if name.split("/")[0] in known and name not in requests}
+            for request, count in {**requests, **other}.items():
                 if got.get(request, 0) != count:
                     found.append(
                         f"claim {claim} request {request} on {node}: Kubernetes allocates {got.get(request, 0)} "

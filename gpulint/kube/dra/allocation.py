@@ -659,6 +659,9 @@ class NodeVerdict:
     score: tuple[int, ...] = (0,)  # how close it came (for "the best node")
     # the allocator errors on this node (not "does not fit"): the scheduler fails the whole attempt
     error: bool = False
+    # where it fits: per request, in the order of the claims and their requests, the firstAvailable subrequest the
+    # allocator takes ("req/sub"; "" for a request without subrequests); empty when an earlier choice's fit is unknown
+    chosen: tuple[str, ...] = ()
 
 
 def _matching(slots: list[tuple[str, int, list[Device], bool]]) -> bool:
@@ -922,6 +925,7 @@ class Allocator:
                 for key, value in device.counter_use().items():
                     left[key] = left.get(key, Fraction(0)) - value  # counters held by allocated devices
         per_request: list[list[Slot]] = []
+        listed = [request.first_available for claim in claims for request in claim.requests]
         for index, claim in enumerate(claims):
             for request in claim.requests:
                 per_request.append(
@@ -938,13 +942,17 @@ class Allocator:
         best_score: tuple[int, ...] = (-1,)
         tried = 0
         unknown = False
-        for choice in itertools.product(*per_request):  # firstAvailable: earlier subrequests first
+        # firstAvailable: the allocator's depth-first search (allocateOne) tries a request's subrequests in order,
+        # each with every choice of the later requests, and keeps the first that completes: the first fitting
+        # choice in this order is the one it allocates, known when no earlier choice was unknown
+        for choice in itertools.product(*per_request):
             tried += 1
             if tried > MAX_COMBINATIONS:
                 return NodeVerdict(node, None, "search too large")
             ok, reason, score = self._fits_choice(list(choice), claims, left, consumed)
             if ok:
-                return NodeVerdict(node, True)
+                chosen = () if unknown else tuple(s.alternative.name if f else "" for s, f in zip(choice, listed))
+                return NodeVerdict(node, True, chosen=chosen)
             unknown = unknown or ok is None
             if ok is False and score > best_score:
                 best_reason, best_score = reason, score
