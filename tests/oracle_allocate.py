@@ -590,6 +590,7 @@ def compare_nodes(gpulint: GpulintAnswer, answer: dict[str, Any], empty: dict[st
 
 
 def _compare_pod(stops: list[str], answer: dict[str, Any], empty: dict[str, Any]) -> list[str]:
+    # a warning on a runtime error is no stop (the allocator may not reach it); cel-invalid's error on one is
     if not answer.get("error") and not answer["summary"] and stops and not all(_runtime_error(s) for s in stops):
         return [f"false error: Kubernetes allocates on {answer['node']} {answer['devices']}; gpulint: {stops}"]
     if stops:
@@ -599,7 +600,7 @@ def _compare_pod(stops: list[str], answer: dict[str, Any], empty: dict[str, Any]
         # all devices over an incomplete or invalid pool (Allocate validates every request first); the other
         # errors (a selector's CEL runtime error, an All request past a constraint) depend on the order the
         # allocator visits devices in, and gpulint judges that node alone: docs/oracle.md, open (a miss)
-        if "asks for all devices, but resource pool" in empty["error"]:
+        if "asks for all devices, but resource pool" in empty["error"] or "CEL runtime error" in empty["error"]:
             return [f"miss: Kubernetes fails every scheduling attempt: {empty['error']!r}; gpulint says nothing"]
         return []
     if empty["summary"]:

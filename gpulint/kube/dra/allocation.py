@@ -357,6 +357,10 @@ class Device:
     consumes: tuple[tuple[str, str, Fraction], ...] = ()  # consumesCounters: (counter set, counter, amount)
     capacities: dict[str, DeviceCapacity] = field(default_factory=dict, hash=False, compare=False)
     binding: bool = False  # has bindingConditions (DRADeviceBindingConditions)
+    # the ResourceSlice it is published in (its place in the inventory): the allocator visits a slice's devices in
+    # their order, but pools and slices in no fixed order (GatherPools ranges over a map)
+    slice_index: int = field(default=-1, hash=False, compare=False)
+    slice_name: str = field(default="", hash=False, compare=False)
 
     def capacity_use(self, requested: tuple[tuple[str, Fraction], ...]) -> dict[str, Fraction] | None:
         """What one allocation for a request with these capacity requests consumes of each capacity, or None
@@ -562,6 +566,7 @@ def node_devices(
     nodes: list[NodeInfo],
     features: DraFeatures = ALL_ON,
     taint_rules: list[dict[str, Any]] | None = None,
+    names: list[str] | None = None,
 ) -> dict[str, NodeDevices]:
     """Every node's devices (node-local slices, slices whose nodeSelector matches it, allNodes slices,
     and with DRAPartitionableDevices the devices of perDeviceNodeSelection slices that select it),
@@ -570,6 +575,7 @@ def node_devices(
     for spec in slices:
         by_pool.setdefault(pools.pool_id(spec), []).append(spec)
     devices_of: dict[int, list[Device]] = {}
+    index_of = {id(spec): index for index, spec in enumerate(slices)}
     out: dict[str, NodeDevices] = {}
     partitionable = features.partitionable_devices
     rules = rule_taints(taint_rules or []) if features.device_taints else []
@@ -580,7 +586,14 @@ def node_devices(
         found: list[Device] = []
         for spec in state.usable:
             if id(spec) not in devices_of:
-                devices_of[id(spec)] = [_with_rule_taints(d, rules) for d in slice_devices(spec)]
+                devices_of[id(spec)] = [
+                    replace(
+                        _with_rule_taints(d, rules),
+                        slice_index=index_of[id(spec)],
+                        slice_name=names[index_of[id(spec)]] if names else "",
+                    )
+                    for d in slice_devices(spec)
+                ]
             if spec.get("perDeviceNodeSelection") is True:
                 raws = [raw for raw in sequence(spec.get("devices")) if isinstance(raw, dict)]
                 found.extend(d for d, raw in zip(devices_of[id(spec)], raws) if _places(_body(raw), node))
