@@ -134,7 +134,7 @@ def _pool(draw: Any, name: str) -> list[dict[str, Any]]:
     for index in range(published):
         placement = draw(_PLACEMENT)
         if counters is not None and index == count - 1:
-            placement = draw(_PLACEMENT.filter(lambda p: "perDeviceNodeSelection" not in p))
+            placement = {"allNodes": True} if "perDeviceNodeSelection" in placement else placement
             shared = [{"name": "gpu-counters", "counters": {"memory": {"value": counters}}}]
             slices.append((generation, index, count, {**placement, "sharedCounters": shared}, None))
             continue
@@ -142,13 +142,8 @@ def _pool(draw: Any, name: str) -> list[dict[str, Any]]:
         if "perDeviceNodeSelection" in placement:
             devices = [{**d, **draw(_PER_DEVICE)} for d in devices]
         if counters is not None:
-            devices = [
-                {**d, "consumesCounters": [{"counterSet": "gpu-counters", "counters": {"memory": {"value": use}}}]}
-                for d, use in zip(
-                    devices,
-                    draw(st.lists(st.sampled_from(["40Gi", "80Gi"]), min_size=len(devices), max_size=len(devices))),
-                )  # fmt: skip
-            ]
+            use = {"memory": {"value": draw(st.sampled_from(["40Gi", "80Gi"]))}}
+            devices = [{**d, "consumesCounters": [{"counterSet": "gpu-counters", "counters": use}]} for d in devices]
         slices.append((generation, index, count, placement, devices))
     if generation == 2 and draw(st.booleans()):
         slices.append((1, 0, 1, draw(_PLACEMENT.filter(lambda p: "perDeviceNodeSelection" not in p)), draw(_DEVICES)))
@@ -234,12 +229,19 @@ RULES = st.one_of(
 # The gates of taints, GA in 1.37 and not locked (pkg/features/kube_features.go v1.37.2): DRADeviceTaints (the
 # allocator heeds taints and tolerations) and DRADeviceTaintRules (the tracker applies the rules), which depends
 # on it (Kubernetes refuses it on with DRADeviceTaints off); stated on both sides, mostly left at their defaults
-ALLOCATE_GATES = st.one_of(
+_TAINT_GATES = st.one_of(
     st.just({}),
     st.just({}),
     st.just({"DRADeviceTaints": False, "DRADeviceTaintRules": False}),
     st.fixed_dictionaries({}, optional={"DRADeviceTaints": st.just(True), "DRADeviceTaintRules": st.booleans()}),
 )
+# With DRAConsumableCapacity and DRADeviceBindingConditions off (both beta, on by default) the scheduler runs the
+# structured allocator's stable variant, which visits pools in no fixed order, instead of the incubating one
+# (structured/allocator.go v0.37.2): now and then
+ALLOCATE_GATES = st.tuples(
+    _TAINT_GATES,
+    st.sampled_from([{}, {}, {}, {"DRAConsumableCapacity": False, "DRADeviceBindingConditions": False}]),
+).map(lambda drawn: {**drawn[0], **drawn[1]})
 
 # --------------------------------------------------------------------------- the pod and its claims
 
