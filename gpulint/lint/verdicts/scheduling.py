@@ -524,7 +524,7 @@ class DraVerdict:
         for group, verdict in self.answers:
             if verdict.fits and not verdict.chosen:
                 return None
-            for name in verdict.chosen if verdict.fits else ():
+            for name in dict.fromkeys(verdict.chosen) if verdict.fits else ():  # two claims may name one alike
                 if name:
                     taken[name] = taken.get(name, 0) + len(group.nodes)
         shown = ", ".join(f"{name} on {count} node{'s' if count != 1 else ''}" for name, count in taken.items())
