@@ -631,7 +631,8 @@ def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, verdict: 
         lines.append(
             f"the claims can be allocated on {dra.fitting} of the {dra.allowed} nodes that pass the other filters"
         )
-        return Step("DRA claims", OK, lines)
+        taken = dra.subrequests()
+        return Step("DRA claims", OK, [*lines, *([taken] if taken else [])])
     if dra.unknown is not None:
         lines.append(f"allocation not evaluated: {dra.unknown}")
         return Step("DRA claims", INFO, lines)

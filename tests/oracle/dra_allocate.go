@@ -127,7 +127,12 @@ func answerDRAAllocate(_ map[string]bool, body json.RawMessage) (any, error) {
 	}
 	snapshot := schedcache.NewSnapshot(nil, nodes)
 	// no filter timeout (the default is 10s): a loaded test machine must not turn a verdict into a timeout
-	draArgs := &config.DynamicResourcesArgs{FilterTimeout: &metav1.Duration{}, BindingTimeout: &metav1.Duration{Duration: config.DynamicResourcesBindingTimeoutDefault}}
+	draArgs := &config.DynamicResourcesArgs{FilterTimeout: &metav1.Duration{}}
+	// the scheduler's defaulting sets a binding timeout only with the binding conditions' gates on, and the
+	// plugin refuses one without them (pkg/scheduler/apis/config/v1/defaults.go, validation_pluginargs.go)
+	if fts.EnableDRADeviceBindingConditions && fts.EnableDRAResourceClaimDeviceStatus {
+		draArgs.BindingTimeout = &metav1.Duration{Duration: config.DynamicResourcesBindingTimeoutDefault}
+	}
 	newDRA := func(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 		return dynamicresources.New(ctx, draArgs, h, fts)
 	}

@@ -219,3 +219,75 @@ def test_a_class_the_inventory_lacks_cannot_make_room_for_more_devices_than_a_no
     (dra,) = [step for e in explanations for step in e["steps"] if step["title"] == "DRA claims"]
     assert dra["status"] == "FAIL"
     assert any("needs 5 devices of class gpu.example.com" in line for line in dra["lines"])
+
+
+# The allocator's visiting order decides whether an ExactCount request reaches a failing device: its incubating
+# variant (1.37's default, with DRAConsumableCapacity or the binding conditions' gates on) sorts pools by driver and
+# name and slices by name (pools_incubating.go sortPoolsByID, sortSlicesByName); the stable one (those gates off)
+# ranges over a map of pools (pools_stable.go GatherPools).
+TWO_POOLS = """
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-0, labels: {kubernetes.io/hostname: gpu-0}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: device.driver == "gpu.example.com"}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpu-0a}
+spec:
+  driver: gpu.example.com
+  nodeName: gpu-0
+  pool: {name: gpu-0a, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-9, attributes: {model: {string: h100}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpu-0b}
+spec:
+  driver: gpu.example.com
+  nodeName: gpu-0
+  pool: {name: gpu-0b, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {model: {string: h100}, index: {int: 0}}}
+"""
+
+ONE_LOW_INDEX = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: gpu, namespace: ml}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.example.com
+        selectors:
+        - cel: {expression: 'device.attributes["gpu.example.com"].index < 2'}
+"""
+
+
+def runtime_errors(gates: dict[str, bool] | None) -> list[tuple[str, str]]:
+    inventory = load_inventory(["cluster.yaml"], [Source("cluster.yaml", content=TWO_POOLS.encode())])
+    run = LintRun(Config(feature_gates=gates), [Source("claim.yaml", content=ONE_LOW_INDEX.encode())], inventory)
+    found = run.report().findings
+    return [(f.severity.name, f.message) for f in found if f.rule == "cel-invalid"]
+
+
+def test_a_failing_device_in_the_pool_visited_first_fails_every_attempt():
+    # pool gpu-0a sorts first: the allocator evaluates gpu-9 before it could have its one device from gpu-0b
+    assert runtime_errors(None) == [
+        ("ERROR", "CEL runtime error on device gpu.example.com/gpu-0a/gpu-9: no such key: index")
+    ]
+
+
+def test_with_the_stable_allocator_the_pools_come_in_any_order():
+    # trap: with both gates off the scheduler runs the stable variant, which may visit gpu-0b first and allocate
+    gates = {"DRAConsumableCapacity": False, "DRADeviceBindingConditions": False}
+    assert [severity for severity, _ in runtime_errors(gates)] == ["WARNING"]

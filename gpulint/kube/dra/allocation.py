@@ -357,6 +357,10 @@ class Device:
     consumes: tuple[tuple[str, str, Fraction], ...] = ()  # consumesCounters: (counter set, counter, amount)
     capacities: dict[str, DeviceCapacity] = field(default_factory=dict, hash=False, compare=False)
     binding: bool = False  # has bindingConditions (DRADeviceBindingConditions)
+    # the ResourceSlice it is published in (its place in the inventory): the allocator visits a slice's devices in
+    # their order, but pools and slices in no fixed order (GatherPools ranges over a map)
+    slice_index: int = field(default=-1, hash=False, compare=False)
+    slice_name: str = field(default="", hash=False, compare=False)
 
     def capacity_use(self, requested: tuple[tuple[str, Fraction], ...]) -> dict[str, Fraction] | None:
         """What one allocation for a request with these capacity requests consumes of each capacity, or None
@@ -562,6 +566,7 @@ def node_devices(
     nodes: list[NodeInfo],
     features: DraFeatures = ALL_ON,
     taint_rules: list[dict[str, Any]] | None = None,
+    names: list[str] | None = None,
 ) -> dict[str, NodeDevices]:
     """Every node's devices (node-local slices, slices whose nodeSelector matches it, allNodes slices,
     and with DRAPartitionableDevices the devices of perDeviceNodeSelection slices that select it),
@@ -570,6 +575,7 @@ def node_devices(
     for spec in slices:
         by_pool.setdefault(pools.pool_id(spec), []).append(spec)
     devices_of: dict[int, list[Device]] = {}
+    index_of = {id(spec): index for index, spec in enumerate(slices)}
     out: dict[str, NodeDevices] = {}
     partitionable = features.partitionable_devices
     rules = rule_taints(taint_rules or []) if features.device_taints else []
@@ -580,7 +586,14 @@ def node_devices(
         found: list[Device] = []
         for spec in state.usable:
             if id(spec) not in devices_of:
-                devices_of[id(spec)] = [_with_rule_taints(d, rules) for d in slice_devices(spec)]
+                devices_of[id(spec)] = [
+                    replace(
+                        _with_rule_taints(d, rules),
+                        slice_index=index_of[id(spec)],
+                        slice_name=names[index_of[id(spec)]] if names else "",
+                    )
+                    for d in slice_devices(spec)
+                ]
             if spec.get("perDeviceNodeSelection") is True:
                 raws = [raw for raw in sequence(spec.get("devices")) if isinstance(raw, dict)]
                 found.extend(d for d, raw in zip(devices_of[id(spec)], raws) if _places(_body(raw), node))
@@ -659,6 +672,9 @@ class NodeVerdict:
     score: tuple[int, ...] = (0,)  # how close it came (for "the best node")
     # the allocator errors on this node (not "does not fit"): the scheduler fails the whole attempt
     error: bool = False
+    # where it fits: per request, in the order of the claims and their requests, the firstAvailable subrequest the
+    # allocator takes ("req/sub"; "" for a request without subrequests); empty when an earlier choice's fit is unknown
+    chosen: tuple[str, ...] = ()
 
 
 def _matching(slots: list[tuple[str, int, list[Device], bool]]) -> bool:
@@ -922,6 +938,7 @@ class Allocator:
                 for key, value in device.counter_use().items():
                     left[key] = left.get(key, Fraction(0)) - value  # counters held by allocated devices
         per_request: list[list[Slot]] = []
+        listed = [request.first_available for claim in claims for request in claim.requests]
         for index, claim in enumerate(claims):
             for request in claim.requests:
                 per_request.append(
@@ -938,13 +955,17 @@ class Allocator:
         best_score: tuple[int, ...] = (-1,)
         tried = 0
         unknown = False
-        for choice in itertools.product(*per_request):  # firstAvailable: earlier subrequests first
+        # firstAvailable: the allocator's depth-first search (allocateOne) tries a request's subrequests in order,
+        # each with every choice of the later requests, and keeps the first that completes: the first fitting
+        # choice in this order is the one it allocates, known when no earlier choice was unknown
+        for choice in itertools.product(*per_request):
             tried += 1
             if tried > MAX_COMBINATIONS:
                 return NodeVerdict(node, None, "search too large")
             ok, reason, score = self._fits_choice(list(choice), claims, left, consumed)
             if ok:
-                return NodeVerdict(node, True)
+                chosen = () if unknown else tuple(s.alternative.name if f else "" for s, f in zip(choice, listed))
+                return NodeVerdict(node, True, chosen=chosen)
             unknown = unknown or ok is None
             if ok is False and score > best_score:
                 best_reason, best_score = reason, score

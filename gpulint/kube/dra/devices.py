@@ -70,16 +70,14 @@ class DraModel:
 
     def groups(self) -> list[DeviceGroup]:
         if self._groups is None:
-            slices = [
-                located.data.get("spec")
-                for located in self.inventory.slices
-                if isinstance(located.data.get("spec"), dict)
-            ]
+            published = [located for located in self.inventory.slices if isinstance(located.data.get("spec"), dict)]
+            slices = [located.data["spec"] for located in published]
+            names = [str(mapping(located.data.get("metadata")).get("name") or "") for located in published]
             # the scheduler's tracker applies them with DRADeviceTaintRules (resourceslice/tracker
             # EnableDeviceTaintRules), its allocator heeds taints with DRADeviceTaints
             applied = self.features.device_taints and self.features.device_taint_rules
             rules = [located.data for located in self.inventory.taint_rules] if applied else []
-            by_node = node_devices(slices, self.inventory.nodes, self.features, rules)
+            by_node = node_devices(slices, self.inventory.nodes, self.features, rules, names)
             grouped: dict[Any, DeviceGroup] = {}
             for node in self.inventory.nodes:
                 found = by_node[node.name]

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from gpulint.kube.cel.engine import CelEngine, CelProblem
 from gpulint.kube.dra.allocation import Alternative, Device, Selector, class_selectors
-from gpulint.kube.dra.devices import DraModel
+from gpulint.kube.dra.devices import DeviceGroup, DraModel
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
 from gpulint.lint.inputs.objects import KubeObject
@@ -93,17 +93,19 @@ def _held(alternative: Alternative | None, device: Device, dra: DraModel) -> str
 
 def _counted(alternative: Alternative | None, device: Device, dra: DraModel) -> str:
     """A note saying when the allocator evaluates the selector on ``device``, or "" where it always does. An
-    ExactCount request stops once it has its count (allocator_stable.go, v0.37: allocateOne visits a node's
-    devices in pool order and returns at the count): where every node with ``device`` has at least that many
-    devices the selectors match without an error, whether ``device`` is reached depends on that order; where
-    one has fewer, the allocator visits them all there, ``device`` too."""
+    ExactCount request stops once it has its count (allocator_stable.go, v0.37.2: allocateOne visits a node's
+    pools and their slices in no fixed order, GatherPools ranging over a map, and each slice's devices in order,
+    and returns at the count): where on every node with ``device`` at least that many devices the selectors match
+    without an error may come before it (any device of another slice, the devices before it in its own),
+    whether ``device`` is reached depends on that order; where on one fewer may, the allocator reaches it there
+    whatever the order: the first device of a node's only slice, say."""
     if alternative is None or alternative.all_devices:
         return ""
     klass = class_selectors(dra.classes[alternative.class_name]) if alternative.class_name in dra.classes else ()
     selectors = (*klass, *alternative.selectors)
     groups = [g for g in dra.groups() if any(d.key == device.key for d in g.devices)]
     for group in groups:
-        clean = sum(all(dra.selectors.outcome(s, d).matches for s in selectors) for d in group.devices)
+        clean = sum(all(dra.selectors.outcome(s, d).matches for s in selectors) for d in _ahead(group, device, dra))
         if clean < alternative.count:
             return ""
     if not groups:
@@ -112,6 +114,23 @@ def _counted(alternative: Alternative | None, device: Device, dra: DraModel) -> 
         f"the allocator evaluates it on this device only when it reaches the device before {alternative.count}"
         " device(s) the selectors match on the node"
     )
+
+
+def _ahead(group: DeviceGroup, device: Device, dra: DraModel) -> list[Device]:
+    """The devices of ``group`` the allocator may visit before ``device``. Its incubating variant, which the
+    scheduler runs while DRAConsumableCapacity or the binding conditions' gates are on (structured/allocator.go
+    picks the most stable variant that supports the enabled features), visits pools by driver and name (those
+    with binding conditions last) and a pool's slices by name (pools_incubating.go sortPoolsByID,
+    sortSlicesByName); the stable one ranges over a map of pools: any device of another slice may come first."""
+    position, mine = next((i, d) for i, d in enumerate(group.devices) if d.key == device.key)
+    if dra.features.consumable_capacity or dra.features.binding_conditions:
+        binding = {(d.driver, d.pool) for d in group.devices if d.binding}
+
+        def order(index: int, d: Device) -> tuple[bool, str, str, str, int, int]:
+            return ((d.driver, d.pool) in binding, d.driver, d.pool, d.slice_name, d.slice_index, index)
+
+        return [d for i, d in enumerate(group.devices) if order(i, d) < order(position, mine)]
+    return [d for i, d in enumerate(group.devices) if d.slice_index != mine.slice_index or i < position]
 
 
 def _selectors_and_devices(
@@ -134,7 +153,10 @@ def _selectors_and_devices(
             if dra is not None and devices and alternative.class_name in dra.classes:
                 klass = class_selectors(dra.classes[alternative.class_name])
                 selected = [d for d in devices if all(dra.selectors.outcome(s, d).matches for s in klass)]
-            yield from _in_order(alternative.selectors, selected, dra, alternative, index == 0)
+            # Allocate validates every request and subrequest before it searches (validateDeviceRequest): one for
+            # all devices evaluates its selectors on every device of the node then, whichever subrequest is taken
+            tried = index == 0 or alternative.all_devices
+            yield from _in_order(alternative.selectors, selected, dra, alternative, tried)
 
 
 def _in_order(

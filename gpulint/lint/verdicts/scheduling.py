@@ -516,6 +516,20 @@ class DraVerdict:
         """Why the allocator cannot tell on some node (a class the inventory lacks, a search too large)."""
         return next((verdict.reason for _, verdict in self.answers if verdict.fits is None), None)
 
+    def subrequests(self) -> str | None:
+        """Which firstAvailable subrequest the allocator takes where the claims fit, with the nodes it takes it on
+        (its search tries a request's subrequests in order and keeps the first that completes); None without
+        subrequests, or where an earlier one's fit is unknown on some node."""
+        taken: dict[str, int] = {}
+        for group, verdict in self.answers:
+            if verdict.fits and not verdict.chosen:
+                return None
+            for name in dict.fromkeys(verdict.chosen) if verdict.fits else ():  # two claims may name one alike
+                if name:
+                    taken[name] = taken.get(name, 0) + len(group.nodes)
+        shown = ", ".join(f"{name} on {count} node{'s' if count != 1 else ''}" for name, count in taken.items())
+        return f"firstAvailable: the allocator takes {shown}" if taken else None
+
     def together(self) -> str | None:
         """Why the claims cannot be allocated on any node the pod may use, counted against those nodes (an
         allocator error on one of them first: it fails every attempt)."""
