@@ -41,6 +41,8 @@ def spec_source(spec: RuleSpec) -> str:
         out += f", scope=Scope.{spec.scope.name}"
     if spec.in_part:
         out += ", in_part=True"
+    if spec.of_pods:
+        out += ", of_pods=True"
     return out + ")"
 
 

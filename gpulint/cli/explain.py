@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from gpulint.lint.config import Config
 from gpulint.lint.engine import with_runtime
 from gpulint.lint.findings import Finding, Severity
 from gpulint.lint.inputs.objects import KubeObject
@@ -41,6 +42,7 @@ from gpulint.lint.verdicts.queues import (
     uncharging_quotas,
     volcano_capability_problems,
 )
+from gpulint.lint.verdicts.refusal import NOT_SCHEDULED, Refusal, object_refusal
 from gpulint.lint.verdicts.runtime_classes import RuntimeClassVerdict, site_runtime_class_verdict
 from gpulint.lint.verdicts.scheduling import (
     WORK_BUDGET,
@@ -145,8 +147,10 @@ def explain_site(
     admission: Step | None = None,
     as_written: PodSpecSite | None = None,
     gpu_resources: tuple[str, ...] = (),
+    refusal: Refusal | None = None,
 ) -> SiteExplanation:
-    """One pod template as it starts (``as_written``: before Kueue's pins, when they apply)."""
+    """One pod template as it starts (``as_written``: before Kueue's pins, when they apply); ``refusal``: the
+    object's create is refused (its admission verdict), so the pod is not scheduled at all."""
     verdict = scheduling_verdict(obj.kind, site, inventory, as_written, namespace=obj.ref.namespace)
     detail = site_detail(verdict, inventory, obj.document.path)
     pod, result = verdict.pod, verdict.fit
@@ -154,6 +158,8 @@ def explain_site(
     count = "" if site.pods is None else f" ({site.pods} pod{'s' if site.pods != 1 else ''})"
     heading = f"{obj.ref.display()}{role}{count}"
     steps: list[Step] = [admission] if admission is not None else []
+    if refusal is not None:
+        steps.insert(0, _refusal_step(refusal))
     runtime = site_runtime_class_verdict(obj, site, inventory)
     if runtime is not None:
         steps.append(_runtime_class_step(runtime))
@@ -227,6 +233,8 @@ def explain_site(
     best = verdict.scale_up()
     if not result.fits and best is not None:
         summary += f" Then {describe_scale_up(best)}; the pod waits until the node is ready."
+    if refusal is not None:  # no pod exists to schedule: what follows judges it as if the object were admitted
+        summary = f"{NOT_SCHEDULED}: {refusal.words()}"
     return SiteExplanation(heading, steps, table, summary, _commands(obj, site, detail))
 
 
@@ -655,11 +663,21 @@ def _commands(obj: KubeObject, site: PodSpecSite, detail: SiteDetail) -> list[st
     return commands
 
 
+def _refusal_step(refusal: Refusal) -> Step:
+    """The object's admission verdict (operator-rejected's or api-rejected's certainty): it makes no pods."""
+    return Step(
+        "Admission (the object's create)",
+        FAIL,
+        [refusal.words(), "it makes no pods; the steps below judge its pods as if it were admitted"],
+    )
+
+
 def explain_objects(
     objects: list[KubeObject],
     inventory: Resolver,
     findings: Sequence[Finding] | Callable[[KubeObject], list[Finding]] = (),
     gpu_resources: tuple[str, ...] = (),
+    config: Config | None = None,
 ) -> list[SiteExplanation]:
     """An explanation per pod template, and one per object that has none but that `check` judges
     (claims, claim templates, gang groups); each ends with `check`'s own findings on the object
@@ -672,9 +690,10 @@ def explain_objects(
         sites = pod_sites(obj)
         gang = _gang_step(obj, inventory) if sites else None  # the object's gangs, packed once for all its sites
         admission = admission_step(obj, inventory) if sites else None
+        refusal = object_refusal(obj, inventory, (config or Config()).gates) if sites else None
         pins = kueue_pins(obj, inventory) if sites else {}  # a queued workload's pods as Kueue starts them
         explained = [
-            explain_site(obj, kueue_admitted(site, pins), inventory, gang, admission, site, gpu_resources)
+            explain_site(obj, kueue_admitted(site, pins), inventory, gang, admission, site, gpu_resources, refusal)
             for site in sites
         ]
         if not explained:

@@ -500,7 +500,7 @@ def explain_command(
         explanation
         for obj in objects
         for explanation in explain_objects(
-            [obj], run.resolver_for(obj.document.path), lambda o: own.get(id(o), []), config.gpu_resources
+            [obj], run.resolver_for(obj.document.path), lambda o: own.get(id(o), []), config.gpu_resources, config
         )
     ]
     # JSON readers get a document whenever the exit code says the run went through, even with nothing to

@@ -21,6 +21,7 @@ from gpulint.lint.findings import (
     Finding,
     Fix,
     FixSafety,
+    ObjectRef,
     Severity,
     excerpts,
     run_note,
@@ -46,6 +47,7 @@ from gpulint.lint.paths import release_snapshot
 from gpulint.lint.registry import Rule, all_rules, policy_rules, resolved, rule_ids
 from gpulint.lint.rule_spec import Need, Scope
 from gpulint.lint.schema import SchemaStore
+from gpulint.lint.verdicts.refusal import HELD_BACK, Refusal, object_refusal
 from gpulint.lint.world.resolver import Resolver
 
 YAML_INVALID = "yaml-invalid"
@@ -242,13 +244,18 @@ class Engine:
         report.not_objects = parsed.not_objects
         located: list[tuple[Finding, tuple[Directive, ...]]] = [(finding, ()) for finding in findings]
         annotations: list[Directive] = []
-        for checked, directives in self._check_objects(parsed.objects, deadline, self._context_for(loaded.path)):
+        held: list[_Held] = []
+        context = self._context_for(loaded.path)
+        for each in self._check_objects(parsed.objects, deadline, context):
             report.objects += 1
-            located.extend(checked)
-            annotations.extend(directives)
+            located.extend(each.findings())
+            annotations.extend(each.directives)
+            held.extend(self._held_back(each, context))
         if deadline is not None:  # suppressing and sorting a long List's findings takes a while too
             deadline.check()
         report.findings, report.suppressed = self._suppress(loaded, located, annotations, path_ignores_apply)
+        if held:
+            report.findings = _hold_back(report.findings, held)
         if loaded.substituted:
             report.findings = [_with_substitutions(finding, loaded) for finding in report.findings]
         report.findings.sort(key=Finding.sort_key)
@@ -304,8 +311,8 @@ class Engine:
 
     def _check_objects(
         self, objects: list[KubeObject], deadline: Deadline | None = None, context: CheckContext | None = None
-    ) -> list[tuple[list[tuple[Finding, tuple[Directive, ...]]], list[Directive]]]:
-        """Each object's findings, each with the annotation suppressions whose scope holds it, and those
+    ) -> list[_Checked]:
+        """Each object with its findings, each with the annotation suppressions whose scope holds it, and those
         annotation suppressions; in object order, each object's in rule order. The rules run one after
         another over all the objects (of a file), not the objects one after another through all the
         rules: a rule's code and tables stay in the processor's caches while it reads the objects, which
@@ -347,7 +354,23 @@ class Engine:
                     continue
                 if diagnostics:  # most rules, on most objects, have none
                     each.found[rule_id] = self._rule_findings(diagnostics, each)
-        return [(each.findings(), each.directives) for each in checked]
+        return checked
+
+    def _held_back(self, each: _Checked, context: CheckContext) -> Iterator[_Held]:
+        """The findings about the pods of an object refused at admission (its admission verdict, built only for an
+        object such a rule spoke of), with the refusal; shown or held back once suppressions are applied."""
+        pods = [
+            finding
+            for rule_id, found in each.found.items()
+            if (rule := self.rules.get(rule_id)) is not None and rule.of_pods
+            for finding, _ in found
+            if finding.severity > Severity.INFO
+        ]
+        if not pods:
+            return
+        refusal = object_refusal(each.obj, context.resolver, self.config.gates, context.memo)
+        if refusal is not None:
+            yield _Held(each.obj.ref, each.obj.document.index, each.obj.kind, refusal, tuple(pods))
 
     def _checks_of(self, kind: str) -> dict[str, Callable[..., Iterator[Diagnostic]]]:
         """The checks of the rules that read ``kind``, by rule id in rule order (once per kind of the run)."""
@@ -506,6 +529,53 @@ class Engine:
             severity = self._severity(problem.rule, None)
             kept.append(Finding(problem.rule, severity, problem.message, path, problem.line, problem.column))
         return kept, suppressed
+
+
+@dataclass(frozen=True)
+class _Held:
+    """An object refused at admission and the findings about the pods it would make."""
+
+    ref: ObjectRef
+    document: int
+    kind: str
+    refusal: Refusal
+    pods: tuple[Finding, ...]
+
+
+def _hold_back(findings: list[Finding], held: list[_Held]) -> list[Finding]:
+    """Each refused object's findings about its pods, held back where the refusal itself is reported: one info per
+    rule stands for them, its notes keep their words. A refusal suppressed, or its rule not run, holds nothing back:
+    the user has said the object is admitted (a patched operator, a webhook not installed), so its pods are judged."""
+    kept = {id(finding) for finding in findings}
+    out = list(findings)
+    for each in held:
+        reported = any(
+            f.rule == each.refusal.rule and f.obj == each.ref and f.document == each.document for f in findings
+        )
+        pods = [finding for finding in each.pods if id(finding) in kept]
+        if not reported or not pods:
+            continue
+        gone = {id(finding) for finding in pods}
+        out = [finding for finding in out if id(finding) not in gone]
+        by_rule: dict[str, list[Finding]] = {}
+        for finding in pods:
+            by_rule.setdefault(finding.rule, []).append(finding)
+        for rule_id, found in by_rule.items():
+            first = found[0]
+            count = f"{len(found)} finding{'s' if len(found) != 1 else ''}"
+            out.append(
+                replace(
+                    first,
+                    severity=Severity.INFO,
+                    message=f"not judged ({count} held back): this {each.kind} {HELD_BACK}",
+                    notes=(
+                        f"{each.refusal.words()} (see {each.refusal.rule})",
+                        *(f"held back: {f.severity} {f.line}:{f.column}: {f.message}" for f in found),
+                    ),
+                    fix=None,
+                )
+            )
+    return out
 
 
 @dataclass

@@ -43,6 +43,7 @@ class Rule:
     needs: frozenset[Need] = frozenset()  # what the check cannot judge without
     in_part: bool = False  # runs without its needs too, judging what the linted files alone show
     scope: Scope = Scope.OBJECT  # POD_TEMPLATE: check(obj, site, ctx), once per pod template
+    of_pods: bool = False  # judges the pods the object makes: held back on an object refused at admission
 
     def reads(self, kind: str) -> bool:
         return self.kinds is None or kind in self.kinds

@@ -35,6 +35,9 @@ class RuleSpec:
     needs: frozenset[Need] = frozenset()
     scope: Scope = Scope.OBJECT
     in_part: bool = False  # with its needs unmet it still runs: what the linted files alone show (the note says so)
+    # it judges the pods the object makes (their scheduling, gangs, what runs in them): on an object refused at
+    # admission, which makes none, its findings are held back beside the reported refusal (verdicts/refusal.py)
+    of_pods: bool = False
 
     def reads(self, kind: str) -> bool:
         return self.kinds is None or kind in self.kinds

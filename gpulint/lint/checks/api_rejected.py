@@ -5,21 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from gpulint.kube.dra.gates import gate_extremes, prepared_for_create
-from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import dig, mapping
 from gpulint.kube.held_pods import HELD_IN
-from gpulint.kube.operators import cluster_queue_schema_errors
 from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import FieldError
-from gpulint.kube.validation.objects import BUILT_IN, DRA_API, admin_access_request, dra_spec, object_meta
+from gpulint.kube.validation.objects import BUILT_IN, admin_access_request
 from gpulint.kube.validation.resource import ADMIN_NAMESPACE_LABEL
-from gpulint.kube.validation.scheduling import scheduling_spec
-from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.verdicts.refusal import api_errors, pod_errors
 from gpulint.lint.world.rejections import API_REJECTED, rejection_text
 
 if TYPE_CHECKING:  # the policy model is loaded only when the inventory holds policies
@@ -33,42 +29,6 @@ RULE_ID = SPEC.id
 QUOTAS_MADE_FROM = {
     ("kubeflow.org", "Profile"): (("spec", "resourceQuotaSpec"), "kf-resource-quota", "Kubeflow's profile controller")
 }
-
-
-def _pod_errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
-    for site in obj.facts.sites():
-        errors = _site_errors(obj, site, ctx)
-        if site.substituted:  # Argo's {{...}}: the value the pod gets is not written here
-            errors = (e for e in errors if not (isinstance(e.value, str) and site.substituted in e.value))
-        yield from errors
-
-
-def _site_errors(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[FieldError]:
-    if site.template_path:  # a template's labels (a Pod's are its own metadata's)
-        template = mapping(dig(obj.data, *site.template_path, "metadata"))
-        if template.get("labels"):
-            yield from core.labels(template["labels"], (*site.template_path, "metadata", "labels"))
-        if template.get("annotations"):
-            yield from core.metadata_annotations(
-                template["annotations"], (*site.template_path, "metadata", "annotations")
-            )
-    yield from core.pod_spec(site.spec, site.path, ctx.config.gates)
-
-
-def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
-    gates = ctx.config.gates
-    yield from object_meta(obj.kind, obj.api_version, obj.data)
-    if obj.api_version in BUILT_IN and (obj.ref.group, obj.kind) not in HELD_IN:
-        yield from _pod_errors(obj, ctx)
-    if obj.api_version.startswith(DRA_API):
-        yield from _dra_errors(obj, gates)
-    yield from scheduling_spec(obj.kind, obj.api_version, obj.data, ctx.config.gates)
-    if obj.ref.group == "kueue.x-k8s.io" and obj.kind == "ClusterQueue":  # its CRD's validation rule
-        yield from cluster_queue_schema_errors(obj.data)
-    if obj.api_version == "v1" and obj.kind == "ResourceQuota":
-        yield from core.quota_resource_names(dig(obj.data, "spec", "hard"), ("spec", "hard"), ("spec", "hard"))
-    if obj.api_version == "v1" and obj.kind == "LimitRange":
-        yield from core.limit_range(obj.data.get("spec"), ("spec",))
 
 
 def _made_quota(obj: KubeObject) -> Iterator[Diagnostic]:
@@ -115,18 +75,6 @@ def _revision_label_too_long(obj: KubeObject) -> Iterator[Diagnostic]:
     )
     severity = Severity.WARNING if shortest <= LABEL_VALUE_MAX else None
     yield Diagnostic(RULE_ID, ("metadata", "name"), brief, notes=notes, severity=severity)
-
-
-def _dra_errors(obj: KubeObject, gates: FeatureGates) -> list[FieldError]:
-    """A resource.k8s.io object validated as created: without the fields of disabled gates; with gates the
-    configuration does not state, only the errors found whichever way they are set."""
-    kind, api_version = obj.kind, obj.api_version
-    first, *others = (
-        list(dra_spec(kind, api_version, prepared_for_create(kind, api_version, obj.data, each)))
-        for each in gate_extremes(gates)
-    )
-    found = [{error.message() for error in other} for other in others]
-    return [error for error in first if all(error.message() in messages for messages in found)]
 
 
 def _missing_priority_classes(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -213,7 +161,7 @@ def _diagnostic(error: FieldError, subject: str) -> Diagnostic:
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     seen: set[str] = set()
-    for error in _errors(obj, ctx):
+    for error in api_errors(obj, ctx.config.gates):
         message = error.message()
         if message not in seen:
             seen.add(message)
@@ -232,7 +180,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         subject = (
             "the API server rejects the pods made from it" if held else "the API server rejects the pods it creates"
         )
-        for error in _pod_errors(obj, ctx):
+        for error in pod_errors(obj, ctx.config.gates):
             message = error.message()
             if message not in seen:
                 seen.add(message)

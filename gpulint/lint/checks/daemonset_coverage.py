@@ -44,6 +44,7 @@ SPEC = RuleSpec(
     Severity.ERROR,
     kinds=frozenset({"DaemonSet", "ClusterPolicy", "DeviceConfig", "HelmRelease", "Application"}),
     needs=frozenset({Need.NODES}),
+    of_pods=True,
 )
 RULE_ID = SPEC.id
 SHOWN_NODES = 5

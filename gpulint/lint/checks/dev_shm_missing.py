@@ -34,7 +34,7 @@ from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
 from gpulint.lint.world.config_maps import namespace_config_maps
 
-SPEC = RuleSpec("dev-shm-missing", Severity.WARNING, scope=Scope.POD_TEMPLATE)
+SPEC = RuleSpec("dev-shm-missing", Severity.WARNING, scope=Scope.POD_TEMPLATE, of_pods=True)
 RULE_ID = SPEC.id
 VOLUME_NAMES = ("dshm", "dev-shm", "shm")
 RUNTIME_SHM_BYTES = 64 * 1024 * 1024  # containerd's and CRI-O's /dev/shm

@@ -18,7 +18,7 @@ from gpulint.lint.rule_spec import RuleSpec, Scope
 from gpulint.lint.world.kinds import only_elsewhere, unproven
 from gpulint.lint.world.resolver import Resolver
 
-SPEC = RuleSpec("env-reference-invalid", Severity.ERROR, scope=Scope.POD_TEMPLATE)
+SPEC = RuleSpec("env-reference-invalid", Severity.ERROR, scope=Scope.POD_TEMPLATE, of_pods=True)
 RULE_ID = SPEC.id
 
 # Where a container names a ConfigMap or Secret for its environment: (list, field under an item, kind, the API's

@@ -14,7 +14,7 @@ from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 from gpulint.lint.world.kinds import only_elsewhere, unproven
 
-SPEC = RuleSpec("gang-inconsistent", Severity.ERROR)
+SPEC = RuleSpec("gang-inconsistent", Severity.ERROR, of_pods=True)
 RULE_ID = SPEC.id
 
 

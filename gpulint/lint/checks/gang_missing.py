@@ -15,7 +15,7 @@ from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
-SPEC = RuleSpec("gang-missing", Severity.WARNING)
+SPEC = RuleSpec("gang-missing", Severity.WARNING, of_pods=True)
 RULE_ID = SPEC.id
 
 

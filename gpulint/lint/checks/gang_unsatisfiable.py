@@ -28,7 +28,7 @@ from gpulint.lint.verdicts.shared import (
 )
 from gpulint.lint.world.resolver import Resolver
 
-SPEC = RuleSpec("gang-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES}))
+SPEC = RuleSpec("gang-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES}), of_pods=True)
 RULE_ID = SPEC.id
 
 

@@ -16,7 +16,9 @@ from gpulint.lint.verdicts.scheduling import resource_names_unproven
 from gpulint.lint.verdicts.shared import emptied_offers, silent_gpu_nodes
 from gpulint.lint.world.resolver import Resolver
 
-SPEC = RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
+SPEC = RuleSpec(
+    "gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE, of_pods=True
+)
 RULE_ID = SPEC.id
 
 

@@ -12,7 +12,7 @@ from gpulint.lint.findings import Diagnostic, FixSafety, Severity
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
 
-SPEC = RuleSpec("gpu-runtime-class", Severity.WARNING, scope=Scope.POD_TEMPLATE)
+SPEC = RuleSpec("gpu-runtime-class", Severity.WARNING, scope=Scope.POD_TEMPLATE, of_pods=True)
 RULE_ID = SPEC.id
 
 

@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from gpulint.lint.verdicts.device_filters import MigMixture, ReservationEvicted, SharedRequest, VgpuExcess
 
 # The Volcano share switch is read from the linted files alone; the rest needs the inventory's nodes.
-SPEC = RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE, in_part=True)
+SPEC = RuleSpec(
+    "gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE, in_part=True, of_pods=True
+)
 RULE_ID = SPEC.id
 VOLCANO = "volcano"
 VOLCANO_JOB = ("batch.volcano.sh", "Job")  # its pods take the job's schedulerName, volcano by default

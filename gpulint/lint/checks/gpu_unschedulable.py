@@ -40,7 +40,9 @@ from gpulint.lint.verdicts.shared import (
 )
 from gpulint.lint.world.resolver import Resolver
 
-SPEC = RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
+SPEC = RuleSpec(
+    "gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE, of_pods=True
+)
 RULE_ID = SPEC.id
 
 

@@ -26,7 +26,7 @@ from gpulint.lint.verdicts.visibility import (
 )
 from gpulint.lint.world.config_maps import namespace_config_maps
 
-SPEC = RuleSpec("gpu-visibility-override", Severity.WARNING, scope=Scope.POD_TEMPLATE)
+SPEC = RuleSpec("gpu-visibility-override", Severity.WARNING, scope=Scope.POD_TEMPLATE, of_pods=True)
 RULE_ID = SPEC.id
 
 

@@ -11,7 +11,7 @@ from gpulint.lint.findings import Diagnostic, FixSafety, Severity
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
 
-SPEC = RuleSpec("host-network-dns", Severity.WARNING, scope=Scope.POD_TEMPLATE)
+SPEC = RuleSpec("host-network-dns", Severity.WARNING, scope=Scope.POD_TEMPLATE, of_pods=True)
 RULE_ID = SPEC.id
 
 

@@ -12,7 +12,7 @@ from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
-SPEC = RuleSpec("mpijob-launcher", Severity.WARNING, kinds=frozenset({"MPIJob"}))
+SPEC = RuleSpec("mpijob-launcher", Severity.WARNING, kinds=frozenset({"MPIJob"}), of_pods=True)
 RULE_ID = SPEC.id
 # Schedulers that gang-schedule the PodGroup the MPI operator creates (minMember = workers + 1).
 # KAI's pod grouper leaves the launcher out while it does not exist (kai-scheduler PR #75).

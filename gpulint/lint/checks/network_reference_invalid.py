@@ -18,7 +18,7 @@ from gpulint.lint.rule_spec import RuleSpec, Scope
 from gpulint.lint.world.kinds import only_elsewhere, unproven
 from gpulint.lint.world.resolver import Resolver
 
-SPEC = RuleSpec("network-reference-invalid", Severity.ERROR, scope=Scope.POD_TEMPLATE)
+SPEC = RuleSpec("network-reference-invalid", Severity.ERROR, scope=Scope.POD_TEMPLATE, of_pods=True)
 RULE_ID = SPEC.id
 # k8snetworkplumbingwg/network-resources-injector: a mutating webhook that adds the resourceName requests itself
 INJECTOR_IMAGE = "network-resources-injector"

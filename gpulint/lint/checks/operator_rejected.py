@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from gpulint.kube import knative, kserve
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.kserve_runtimes import BUILT_IN
-from gpulint.kube.operators import CHECKS, kaito, kserve_config_gpu_types, kuberay, refusals
+from gpulint.kube.operators import CHECKS, kaito
 from gpulint.kube.operators import kserve as kserve_operator
 from gpulint.kube.typos import typo_of
 from gpulint.kube.wording import first_and_more
@@ -17,7 +17,7 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
-from gpulint.lint.verdicts.queues import kueue_config
+from gpulint.lint.verdicts.refusal import operator_refusals
 from gpulint.lint.world.rejections import rejection_text
 
 SPEC = RuleSpec(
@@ -26,43 +26,19 @@ SPEC = RuleSpec(
     kinds=frozenset({kind for _, kind in CHECKS}) | frozenset(knative.KINDS),  # Knative's are Service and Configuration
 )
 RULE_ID = SPEC.id
-_KUEUE_RELEASE_GROUPS = frozenset({kuberay.GROUP})  # the kinds whose Kueue refusal depends on its release
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.ref.group == knative.GROUP and obj.kind in knative.KINDS:
         yield from _knative_scale(obj, ctx)
         return
-    gpu_types: frozenset[str] = (
-        ctx.memo(("kserve-gpu-types",), lambda: _kserve_gpu_types(ctx))
-        if obj.ref.group == kserve.GROUP
-        else frozenset()
-    )
     if obj.ref.group == kserve.GROUP and obj.kind == "InferenceService":
         yield from _kserve_knative_scale(obj, ctx)
         yield from _kserve_runtime_missing(obj, ctx)
         yield from _kserve_pod_mutator(obj, ctx)
     if obj.ref.group == kaito.KAITO_GROUP and obj.kind == "Workspace":
         yield from _kaito_preferred_unlabelled(obj, ctx)
-    kueue_releases: tuple[tuple[str, str], ...] = (
-        ctx.memo(("kueue-releases",), ctx.resolver.kueue_installs) if obj.ref.group in _KUEUE_RELEASE_GROUPS else ()
-    )
-    kuberay_releases: tuple[tuple[str, str], ...] = (
-        ctx.memo(("kuberay-releases",), ctx.resolver.kuberay_installs) if obj.ref.group == kuberay.GROUP else ()
-    )
-    found = refusals(obj.data, obj.ref.group, obj.kind, gpu_types, kueue_releases, kuberay_releases)
-    if not found:
-        return
-    config = kueue_config(ctx.resolver)
-    for refusal in found:
-        integration = obj.ref.group != "kueue.x-k8s.io"  # Kueue's own kinds are always validated
-        if (
-            refusal.operator == "Kueue"
-            and integration
-            and config is not None
-            and not config.manages(obj.ref.group, obj.kind)
-        ):
-            continue  # the integration is off: Kueue registers no webhook for the kind
+    for refusal in operator_refusals(obj, ctx.resolver, ctx.memo):
         if refusal.controller:  # no webhook: the operator's controller validates what the API server stored
             subject = f"{refusal.operator} refuses this {obj.kind}"
         else:
@@ -197,14 +173,6 @@ def _kaito_preferred_unlabelled(obj: KubeObject, ctx: CheckContext) -> Iterator[
         severity=Severity.WARNING,
         inputs=tuple(("resource", "labelSelector", "matchLabels", key) for key in labels),  # ${MODEL}: not known yet
     )
-
-
-def _kserve_gpu_types(ctx: CheckContext) -> frozenset[str]:
-    """The GPU resource types a linted inferenceservice-config (any namespace: kserve, or kubeflow in Kubeflow) adds."""
-    for config in ctx.resolver.linted.of_kind("", "ConfigMap"):
-        if config.ref.name == kserve.CONFIG_MAP:
-            return kserve_config_gpu_types(mapping(config.data.get("data")).get("multiNode"))
-    return frozenset()
 
 
 def _knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

@@ -26,7 +26,9 @@ from gpulint.lint.verdicts.shared import (
 )
 from gpulint.lint.world.resolver import Resolver
 
-SPEC = RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
+SPEC = RuleSpec(
+    "over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE, of_pods=True
+)
 RULE_ID = SPEC.id
 # (path in the pod spec, message, severity, pinned: no verdict either way, whatever the configuration)
 Verdict = tuple[tuple, str, Severity, bool, tuple[str, ...]]  # path, message, severity, pinned, notes

@@ -11,7 +11,7 @@ from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec
 from gpulint.lint.verdicts.scheduling import lone_domain
 
-SPEC = RuleSpec("over-tight-topology", Severity.WARNING, needs=frozenset({Need.NODES}))
+SPEC = RuleSpec("over-tight-topology", Severity.WARNING, needs=frozenset({Need.NODES}), of_pods=True)
 RULE_ID = SPEC.id
 
 

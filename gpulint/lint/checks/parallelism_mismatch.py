@@ -36,7 +36,7 @@ from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 from gpulint.lint.world.config_maps import namespace_config_maps
 
-SPEC = RuleSpec("parallelism-mismatch", Severity.WARNING)
+SPEC = RuleSpec("parallelism-mismatch", Severity.WARNING, of_pods=True)
 RULE_ID = SPEC.id
 _GROUP_KINDS = {("ray.io", "RayCluster"), ("ray.io", "RayJob"), ("ray.io", "RayService")}
 

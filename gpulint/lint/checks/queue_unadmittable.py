@@ -18,7 +18,7 @@ from gpulint.lint.verdicts.queues import (
     volcano_task_order_problems,
 )
 
-SPEC = RuleSpec("queue-unadmittable", Severity.ERROR)
+SPEC = RuleSpec("queue-unadmittable", Severity.ERROR, of_pods=True)
 RULE_ID = SPEC.id
 
 

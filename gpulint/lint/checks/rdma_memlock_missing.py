@@ -15,7 +15,7 @@ from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
 
-SPEC = RuleSpec("rdma-memlock-missing", Severity.WARNING, scope=Scope.POD_TEMPLATE)
+SPEC = RuleSpec("rdma-memlock-missing", Severity.WARNING, scope=Scope.POD_TEMPLATE, of_pods=True)
 RULE_ID = SPEC.id
 
 # Resources of RDMA NICs and SR-IOV virtual functions (k8s-rdma-shared-dev-plugin, the SR-IOV network

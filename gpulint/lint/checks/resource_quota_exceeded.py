@@ -21,7 +21,7 @@ from gpulint.lint.world.resolver import Resolver
 if TYPE_CHECKING:  # kube/queueing/namespace is imported when a namespace has a ResourceQuota
     from gpulint.kube.queueing.namespace import Quota
 
-SPEC = RuleSpec("resource-quota-exceeded", Severity.ERROR)
+SPEC = RuleSpec("resource-quota-exceeded", Severity.ERROR, of_pods=True)
 RULE_ID = SPEC.id
 # Who creates the pods, for the message (their FailedCreate events carry the quota error).
 CREATORS = {"Deployment": "ReplicaSet", "ReplicaSet": "ReplicaSet", "StatefulSet": "StatefulSet controller"}

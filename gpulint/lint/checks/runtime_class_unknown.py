@@ -11,7 +11,7 @@ from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
 from gpulint.lint.verdicts.runtime_classes import site_runtime_class_verdict
 
-SPEC = RuleSpec("runtime-class-unknown", Severity.ERROR, scope=Scope.POD_TEMPLATE)
+SPEC = RuleSpec("runtime-class-unknown", Severity.ERROR, scope=Scope.POD_TEMPLATE, of_pods=True)
 RULE_ID = SPEC.id
 
 

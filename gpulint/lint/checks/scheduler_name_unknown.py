@@ -15,7 +15,7 @@ from gpulint.lint.rule_spec import RuleSpec
 from gpulint.lint.world.kinds import unproven
 from gpulint.lint.world.resolver import Resolver
 
-SPEC = RuleSpec("scheduler-name-unknown", Severity.WARNING)
+SPEC = RuleSpec("scheduler-name-unknown", Severity.WARNING, of_pods=True)
 RULE_ID = SPEC.id
 DEFAULT_SCHEDULER = "default-scheduler"
 SCHEDULERS = "KubeSchedulerConfiguration"  # the kind of the profiles that name schedulers (gpulint/lint/world/kinds.py)

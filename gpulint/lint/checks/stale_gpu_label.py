@@ -17,7 +17,7 @@ from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 from gpulint.lint.world.resolver import Resolver
 
-SPEC = RuleSpec("stale-gpu-label", Severity.WARNING)
+SPEC = RuleSpec("stale-gpu-label", Severity.WARNING, of_pods=True)
 RULE_ID = SPEC.id
 NVIDIA_DRIVER = "gpu.nvidia.com"
 # Labels that describe the GPUs a node has; a workload selecting on them trusts them.
