@@ -12,6 +12,11 @@ twins share is something else in the reporter's manifest (a 2-GPU worker without
 without a gang) and is listed per variant in ``tests/heldout/outcomes.yaml``, reviewed by hand, so a new
 shared finding shows too.
 
+A fixed-twin finding of a rule whose findings the broken twin held back (an info saying the object "makes no
+pods while it is refused at admission": verdicts/refusal.py) is not one the fix brings: the fix lets the object
+be admitted, and the rule judges its pods again: both twins have what it says (held back on the broken one), so it
+counts among the shared.
+
 ``python tests/heldout_measure.py`` prints the table (docs/precision.md, "Depth: held-out variants").
 """
 
@@ -25,6 +30,8 @@ from typing import Any
 
 import yaml
 from rule_harness import Found, findings_of
+
+from gpulint.lint.verdicts.refusal import HELD_BACK
 
 
 def _set_number(folder: Path) -> int:
@@ -91,13 +98,17 @@ def _lint(folder: Path, name: str) -> list[Found]:
 def measure(variant: dict[str, Any]) -> Outcome:
     folder = variant["folder"]
     expect = variant["expect"]
-    broken = [f for f in _lint(folder, "broken.yaml") if f.severity in SHOWN]
+    linted = _lint(folder, "broken.yaml")
+    broken = [f for f in linted if f.severity in SHOWN]
+    held = {f.rule for f in linted if f.severity == "info" and HELD_BACK in f.message}
     fixed = [f for f in _lint(folder, "fixed.yaml") if f.severity in SHOWN]
     on_broken = {(f.rule, f.message) for f in broken}
     cause = tuple(f for f in broken if _names_cause(f, expect))
     left = tuple(f for f in fixed if _names_cause(f, expect))
-    brought = tuple(f for f in fixed if (f.rule, f.message) not in on_broken and f not in left)
-    shared = tuple(sorted({f.rule for f in fixed if (f.rule, f.message) in on_broken and f not in left}))
+    brought = tuple(f for f in fixed if (f.rule, f.message) not in on_broken and f.rule not in held and f not in left)
+    shared = tuple(
+        sorted({f.rule for f in fixed if ((f.rule, f.message) in on_broken or f.rule in held) and f not in left})
+    )
     return Outcome(variant["slug"], bool(cause) and not left and not brought, cause, left, brought, shared)
 
 

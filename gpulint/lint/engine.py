@@ -560,7 +560,7 @@ def _hold_back(findings: list[Finding], held: list[_Held]) -> list[Finding]:
         by_rule: dict[str, list[Finding]] = {}
         for finding in pods:
             by_rule.setdefault(finding.rule, []).append(finding)
-        for rule_id, found in by_rule.items():
+        for found in by_rule.values():
             first = found[0]
             count = f"{len(found)} finding{'s' if len(found) != 1 else ''}"
             out.append(
