@@ -56,6 +56,8 @@ def test_a_stale_index_entry_is_refused_when_its_check_is_imported():
         needs_changed.resolve()
     current = DeferredCheck(
         "gpu_unschedulable",
-        RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE),
+        RuleSpec(
+            "gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE, of_pods=True
+        ),
     )
     assert current.resolve() is rule_modules()["gpu-unschedulable"].check
