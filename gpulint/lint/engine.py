@@ -370,7 +370,8 @@ class Engine:
             return
         refusal = object_refusal(each.obj, context.resolver, self.config.gates, context.memo)
         if refusal is not None:
-            yield _Held(each.obj.ref, each.obj.document.index, each.obj.kind, refusal, tuple(pods))
+            field = stable_field(each.obj.data, refusal.path)
+            yield _Held(each.obj.ref, each.obj.document.index, each.obj.kind, refusal, field, tuple(pods))
 
     def _checks_of(self, kind: str) -> dict[str, Callable[..., Iterator[Diagnostic]]]:
         """The checks of the rules that read ``kind``, by rule id in rule order (once per kind of the run)."""
@@ -539,6 +540,7 @@ class _Held:
     document: int
     kind: str
     refusal: Refusal
+    field: str  # the refused field, as findings keep it (stable_field)
     pods: tuple[Finding, ...]
 
 
@@ -549,8 +551,13 @@ def _hold_back(findings: list[Finding], held: list[_Held]) -> list[Finding]:
     kept = {id(finding) for finding in findings}
     out = list(findings)
     for each in held:
+        # the refusal's own finding, or another error of its rule on the object (the one the user reads)
         reported = any(
-            f.rule == each.refusal.rule and f.obj == each.ref and f.document == each.document for f in findings
+            f.rule == each.refusal.rule
+            and f.obj == each.ref
+            and f.document == each.document
+            and (f.field == each.field or f.severity >= Severity.ERROR)
+            for f in findings
         )
         pods = [finding for finding in each.pods if id(finding) in kept]
         if not reported or not pods:

@@ -219,3 +219,39 @@ def test_explain_says_the_refused_object_is_not_scheduled(tmp_path):
     result = run_cli("explain", str(path), "--inventory", INVENTORY[0])
     assert NOT_SCHEDULED not in result.stdout
     assert "Admission (the object's create)" not in result.stdout
+
+
+# Knative's webhook refuses autoscaling annotations on a Service's own metadata (knative/serving knative-v1.23
+# pkg/apis/serving/metadata_validation.go ValidateHasNoAutoscalingAnnotation: they belong on the revision template).
+KNATIVE_SERVICE = """\
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: llm-serve
+  namespace: serving
+  annotations:
+    autoscaling.knative.dev/min-scale: "1"
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.6.3
+        args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--tensor-parallel-size", "2"]
+        resources:
+          limits: {nvidia.com/gpu: "2"}
+"""
+
+
+def test_a_knative_service_its_webhook_refuses_makes_no_pods():
+    found = findings_of(None, KNATIVE_SERVICE)
+    assert serious(found) == [("operator-rejected", "error")]
+    assert held(found) == ["dev-shm-missing"]
+    # trap: the annotation where Knative reads it, on the revision template, is admitted
+    moved = KNATIVE_SERVICE.replace(
+        '  annotations:\n    autoscaling.knative.dev/min-scale: "1"\nspec:\n  template:\n',
+        'spec:\n  template:\n    metadata:\n      annotations:\n        autoscaling.knative.dev/min-scale: "1"\n',
+    )
+    found = findings_of(None, moved)
+    assert serious(found) == [("dev-shm-missing", "warning")]
+    assert held(found) == []

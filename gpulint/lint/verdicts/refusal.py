@@ -23,6 +23,7 @@ from gpulint.kube.fields import dig, mapping
 from gpulint.kube.held_pods import HELD_IN
 from gpulint.kube.operators import Refusal as OperatorRefusal
 from gpulint.kube.operators import cluster_queue_schema_errors, kserve_config_gpu_types, kuberay, refusals
+from gpulint.kube.refs import Path
 from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import FieldError
 from gpulint.kube.validation.objects import BUILT_IN, DRA_API, dra_spec, object_meta
@@ -56,6 +57,7 @@ class Refusal:
     by: str  # "the Training Operator's webhook", "KubeRay", "the API server"
     reason: str  # the refusal's own words
     rule: str  # operator-rejected or api-rejected: where the finding that names it is reported
+    path: Path = ()  # the refused field, where that finding is
 
     def words(self) -> str:
         """One line: "refused by X: reason"."""
@@ -158,7 +160,7 @@ def _operator_refusal(obj: KubeObject, resolver: Resolver, memo: Memo) -> Refusa
         operator = "the " + refusal.operator[4:] if refusal.operator.startswith("The ") else refusal.operator
         by = operator if refusal.controller else f"{operator}'s webhook"
         reason = refusal.error.message() if refusal.error is not None else refusal.words
-        return Refusal(by, reason, OPERATOR_REJECTED)
+        return Refusal(by, reason, OPERATOR_REJECTED, refusal.path)
     if obj.ref.group == knative.GROUP and obj.kind in knative.KINDS:
         return _knative_refusal(obj, resolver)
     return None
@@ -169,17 +171,20 @@ def _knative_refusal(obj: KubeObject, resolver: Resolver) -> Refusal | None:
     where its refusal does not hang on a ConfigMap the linted files do not hold (operator-rejected's errors)."""
     by = "Knative's webhook"
     for key in knative.misplaced_autoscaling(mapping(dig(obj.data, "metadata", "annotations"))):
-        return Refusal(by, f'invalid key name "{key}": metadata.annotations', OPERATOR_REJECTED)
+        message = f'invalid key name "{key}": metadata.annotations'
+        return Refusal(by, message, OPERATOR_REJECTED, ("metadata", "annotations", key))
     annotations = mapping(dig(obj.data, "spec", "template", "metadata", "annotations"))
     config = knative.autoscaler_config(resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.AUTOSCALER_CONFIG))
     for problem in knative.scale_problems(annotations, config):
         if not problem.unless:
-            return Refusal(by, problem.message, OPERATOR_REJECTED)
+            return Refusal(
+                by, problem.message, OPERATOR_REJECTED, ("spec", "template", "metadata", "annotations", problem.key)
+            )
     defaults = resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.DEFAULTS_CONFIG)
     keys = None if defaults is not None else resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.DEFAULTS_CONFIG)
     timeout = knative.timeout_problem(mapping(dig(obj.data, "spec", "template", "spec")), defaults, keys)
     if timeout is not None and not timeout.unless:
-        return Refusal(by, timeout.message, OPERATOR_REJECTED)
+        return Refusal(by, timeout.message, OPERATOR_REJECTED, ("spec", "template", "spec", "timeoutSeconds"))
     return None
 
 
@@ -191,13 +196,14 @@ def object_refusal(obj: KubeObject, resolver: Resolver, gates: FeatureGates, mem
     if found is not None:
         return found
     for error in api_errors(obj, gates):
-        return Refusal("the API server", error.message(), API_REJECTED)
+        return Refusal("the API server", error.message(), API_REJECTED, error.path)
     if obj.api_version not in BUILT_IN or (obj.ref.group, obj.kind) in HELD_IN:
         for error in pod_errors(obj, gates):  # the pods its controller creates are refused: none runs
-            return Refusal("the API server", f"the pods it creates: {error.message()}", API_REJECTED)
+            return Refusal("the API server", f"the pods it creates: {error.message()}", API_REJECTED, error.path)
     for site in obj.facts.sites():
         name = site.spec.get("priorityClassName")
         if isinstance(name, str) and name and not (site.substituted and site.substituted in name):
             if resolver.priority_class_missing(name, obj.document.path):
-                return Refusal("the API server", f"no PriorityClass with name {name} was found", API_REJECTED)
+                path = (*site.path, "priorityClassName")
+                return Refusal("the API server", f"no PriorityClass with name {name} was found", API_REJECTED, path)
     return None
