@@ -57,6 +57,7 @@ from gpulint.lint.verdicts.shared import (
 from gpulint.lint.world.dra_objects import claim_of
 from gpulint.lint.world.kinds import DRA_GROUP
 from gpulint.lint.world.resolver import Resolver
+from gpulint.lint.world.shapes import of_shape
 
 if TYPE_CHECKING:  # the DRA model (and CEL with it) loads only when a check needs it
     from gpulint.kube.dra.devices import DeviceGroup
@@ -227,7 +228,7 @@ def scheduling_verdict(
         facts,
         site.spec,
         ("scheduling verdict", kind, site.pods, namespace),
-        _scheduling_verdict,
+        _scheduling_verdict_of_shape,
         kind,
         site,
         written,
@@ -236,6 +237,21 @@ def scheduling_verdict(
         resolver.namespace_class(namespace, kind),
         against=resolver,
     )
+
+
+def _scheduling_verdict_of_shape(
+    kind: str,
+    site: PodSpecSite,
+    as_written: PodSpecSite,
+    resolver: Resolver,
+    facts: ObjectFacts | None,
+    namespace_class: str,
+) -> SchedulingVerdict:
+    # the pod as it starts and as written: Kueue's pins may tell them apart
+    key = ("scheduling verdict", kind, site.path, site.pods, as_written.path, as_written.pods, namespace_class)
+    specs = (site.spec,) if as_written is site else (site.spec, as_written.spec)
+    args = (kind, site, as_written, resolver, facts, namespace_class)
+    return of_shape(resolver.pod_shapes, (*key, len(specs)), specs, facts, _scheduling_verdict, *args)
 
 
 def _scheduling_verdict(

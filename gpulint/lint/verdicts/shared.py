@@ -53,6 +53,7 @@ from gpulint.lint.verdicts.runtime_classes import runtime_class_admission
 from gpulint.lint.world.chart_releases import ChartRelease, daemon_spec
 from gpulint.lint.world.inventory import HasData
 from gpulint.lint.world.resolver import Resolver
+from gpulint.lint.world.shapes import of_shape
 
 if TYPE_CHECKING:  # the DRA model (and CEL with it) loads only when a check needs it
     from gpulint.kube.dra.devices import DeviceGroup
@@ -105,7 +106,16 @@ def gpu_pod_requirements(
     (several rules ask).
     """
     key = ("gpu pod requirements", kind)
-    return part_fact(facts, site.spec, key, _gpu_pod_requirements, kind, site, inventory, facts, against=inventory)
+    return part_fact(
+        facts, site.spec, key, _gpu_pod_requirements_of_shape, kind, site, inventory, facts, against=inventory
+    )
+
+
+def _gpu_pod_requirements_of_shape(
+    kind: str, site: PodSpecSite, inventory: Resolver, facts: ObjectFacts | None
+) -> PodRequirements | None:
+    key = ("gpu pod requirements", kind, site.path)
+    return of_shape(inventory.pod_shapes, key, (site.spec,), facts, _gpu_pod_requirements, kind, site, inventory, facts)
 
 
 def _gpu_pod_requirements(
