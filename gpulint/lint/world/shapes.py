@@ -24,6 +24,8 @@ SHAPES = 512  # verdicts kept per snapshot (each a few small records; measured i
 # A spec whose canonical form is longer is judged afresh at each review: the key is held with its verdict, and a
 # client's megabyte-long pod must not stay in memory for the snapshot's life.
 MAX_SHAPE_CHARS = 16_384
+# made once: json.dumps with any option builds an encoder per call, which cost as much as the encoding
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 class PodShapes:
@@ -47,9 +49,11 @@ def spec_shape(spec: object, facts: ObjectFacts | None) -> str | None:
 
 
 def _spec_shape(spec: object) -> str | None:
+    if not _small(spec, MAX_SHAPE_CHARS):
+        return None  # not encoded at all: a hostile megabyte pod is not turned into a megabyte string per review
     try:
-        text = json.dumps(spec, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError):
+        text = _CANONICAL.encode(spec)
+    except (TypeError, ValueError, RecursionError):
         return None
     return text if len(text) <= MAX_SHAPE_CHARS else None
 
@@ -70,3 +74,25 @@ def of_shape(
     if None in found:
         return work(*args)
     return shapes.get_or_compute((*key, *found), lambda: work(*args))
+
+
+def _small(value: object, budget: int) -> bool:
+    """Whether ``value``'s strings and items come to at most ``budget`` characters, walked only that far."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            budget -= len(item) + 2
+        elif isinstance(item, dict):
+            budget -= 2 * len(item)
+            for key in item:
+                budget -= len(key) + 3 if isinstance(key, str) else 8
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            budget -= len(item) + 1
+            stack.extend(item)
+        else:
+            budget -= 8
+        if budget < 0:
+            return False
+    return True
