@@ -29,9 +29,8 @@ from gpulint.kube.scheduler import (
     REASON_UNSCHEDULABLE,
     FitResult,
     PodRequirements,
-    pod_requirements,
 )
-from gpulint.kube.workloads import ObjectFacts, PodSpecSite, effective_pod_spec, part_fact
+from gpulint.kube.workloads import ObjectFacts, PodSpecSite, part_fact
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.verdicts.shared import (
     PoolGangVerdict,
@@ -53,6 +52,7 @@ from gpulint.lint.verdicts.shared import (
     scheduling_hint,
     selection_leaves_no_node,
     selection_limits_replicas,
+    written_requirements,
 )
 from gpulint.lint.world.dra_objects import claim_of
 from gpulint.lint.world.kinds import DRA_GROUP
@@ -262,8 +262,8 @@ def _scheduling_verdict(
     facts: ObjectFacts | None,
     namespace_class: str,
 ) -> SchedulingVerdict:
-    written = pod_requirements(effective_pod_spec(kind, as_written.spec), facts=facts)
-    started = written if as_written is site else pod_requirements(effective_pod_spec(kind, site.spec), facts=facts)
+    written = written_requirements(kind, as_written.spec, resolver, facts)
+    started = written if as_written is site else written_requirements(kind, site.spec, resolver, facts)
     pod = gpu_pod_requirements(kind, site, resolver, facts) or started  # with Kueue's pins
     model = resolver.model
     result = model.evaluate(pod)
