@@ -73,9 +73,12 @@ def main() -> int:
 
     cluster = webhook.snapshot.inventory
     routes = Routes.of(config)
+    # the snapshot's verdicts by pod shape (lint/world/shapes.py), as its reviews read them; none before them
+    shapes = getattr(reviewer, "_shapes", None)
+    kept = () if shapes is None else (shapes,)
 
     def run_of(index: int) -> LintRun:
-        return LintRun.for_object(config, requests[index]["object"], cluster, routes)
+        return LintRun.for_object(config, requests[index]["object"], cluster, routes, *kept)
 
     def built(index: int) -> None:
         run_of(index).engine  # noqa: B018 (the property builds it)

@@ -3,9 +3,10 @@
 A ``ReviewSnapshot`` is built once per inventory (and per configuration): the enabled rules routed and
 their checks imported, the inventory's facts held. ``review(object, deadline)`` is its whole API: the
 object goes through the same LintRun as `gpulint check`, and comes back as the decision, the denial's
-reasons and the warnings, worded as the API server shows them. Nothing is kept from one review to the
-next. The rest of this module is what the server needs around it, named here so that gpulint.webhook
-imports nothing else from gpulint.lint (an import-linter contract): the configuration, the deadline a
+reasons and the warnings, worded as the API server shows them. Nothing of one object is kept for the
+next review but the scheduler's verdicts on its pod shape, by a canonical key of the shape
+(lint/world/shapes.py). The rest of this module is what the server needs around it, named here so that
+gpulint.webhook imports nothing else from gpulint.lint (an import-linter contract): the configuration, the deadline a
 review stops at and the watchdog that keeps it, the bytes in flight, the inventory it reads (files, or the
 live inventory when it is asked for) and its metrics, and the serving certificate, re-read as the inventory
 files are and likewise replaced only by a pair that loads.
@@ -41,6 +42,7 @@ from gpulint.lint.registry import import_checks
 from gpulint.lint.run import LintRun
 from gpulint.lint.telemetry import KNOWN_PATHS, Metrics, error_text, log, metric
 from gpulint.lint.world.inventory import ClusterInventory, InventoryError, load_configured_inventory
+from gpulint.lint.world.shapes import PodShapes
 
 if TYPE_CHECKING:  # the live inventory (the Kubernetes client) is imported only when it is used
     from gpulint.lint.world.live_inventory import LiveInventory
@@ -99,6 +101,8 @@ class ReviewSnapshot:
     _cluster: ClusterInventory | None
     _deny_on: Severity
     _dry_run: bool  # everything is a warning: nothing is denied
+    # verdicts on the pod shapes reviewed against this snapshot: bounded, dropped with it (lint/world/shapes.py)
+    _shapes: PodShapes = field(default_factory=PodShapes, compare=False)
 
     @classmethod
     def build(
@@ -115,7 +119,7 @@ class ReviewSnapshot:
     def review(self, obj: dict[str, Any], deadline: Deadline | None = None) -> Review:
         """The object linted as parsed (re-serialising it for the YAML loader cost seconds and hundreds of MB
         for an object with a million values, for positions nobody is shown). Raises DeadlineExceeded."""
-        run = LintRun.for_object(self._config, obj, self._cluster, self._routes)
+        run = LintRun.for_object(self._config, obj, self._cluster, self._routes, self._shapes)
         # An info run note is a fact about a CLI run (how a kind was read), said once there: not a warning
         # to print at every `kubectl apply`.
         findings = [

@@ -50,6 +50,7 @@ from gpulint.lint.world.kinds import CLUSTER_KINDS, Declared
 from gpulint.lint.world.pod_outlines import names_pod_affinity, outlined
 from gpulint.lint.world.rejections import API_REJECTED, inventory_reports
 from gpulint.lint.world.resolver import Resolver
+from gpulint.lint.world.shapes import PodShapes
 
 PARALLEL_MIN_FILES = 48
 
@@ -224,7 +225,17 @@ def scoped_resolvers(run: LintRun, linted: LintedSet) -> list[Resolver]:
     declared = declared_of(run.config)
     roots = run.cluster_roots.roots
     if not run.scoped and not roots:
-        return [Resolver(linted, run.cluster, run.config.gates, declared, setup=run.setup, indexed=bool(run.context))]
+        return [
+            Resolver(
+                linted,
+                run.cluster,
+                run.config.gates,
+                declared,
+                setup=run.setup,
+                indexed=bool(run.context),
+                shapes=run.shapes,
+            )
+        ]
     # a mapped cluster without an inventory of its own: the run's, if any, and what its files describe
     inventories = [run.cluster, *(run.cluster if inventory is None else inventory for _, inventory in run.scoped)]
     # a folder whose Terraform creates a cluster: the run's inventory, if any, and what its own files describe;
@@ -291,6 +302,8 @@ class LintRun:
     # that cross files only, without the outlines of their pod templates: not every pod template of what is
     # applied (LintedSet.pods_whole).
     indexed: bool = False
+    # the webhook snapshot's verdicts by pod shape (lint/world/shapes.py): None in a CLI run
+    shapes: PodShapes | None = None
 
     def __post_init__(self) -> None:
         if self.routes is not None:
@@ -438,13 +451,15 @@ class LintRun:
         data: dict[str, Any],
         cluster: ClusterInventory | None,
         routes: Routes | None = None,
+        shapes: PodShapes | None = None,
     ) -> LintRun:
-        """An object already parsed (an AdmissionReview's): no source, no positions, no path."""
+        """An object already parsed (an AdmissionReview's): no source, no positions, no path; ``shapes``: its
+        snapshot's verdicts by pod shape."""
         ref = object_ref(data)
         display = ref.display()
         document = UnlocatedDocument(display, 0, data, None)
         loaded = LoadedFile(display, "", [document])
-        run = cls(config, (), cluster, complete=False, routes=routes)
+        run = cls(config, (), cluster, complete=False, routes=routes, shapes=shapes)
         if is_object(data) and not is_list(data):  # what parse_file makes of it, its ref read once
             run.files = [ParsedFile(loaded, [KubeObject(data, document, (), ref)])]
         else:

@@ -10,9 +10,9 @@ from gpulint.kube.gpu_sharing import MIG_PREFIX, NVIDIA_GPU
 from gpulint.kube.gpu_stack import stack_component
 from gpulint.kube.pools.labels import GROUP_ONLY_LABELS, POOL_LABELS
 from gpulint.kube.resources import is_extended
-from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, Requirement, pod_requirements
+from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, Requirement
 from gpulint.kube.wording import first_and_more
-from gpulint.kube.workloads import PodSpecSite, effective_pod_spec
+from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.linted_set import LintedSet
@@ -23,6 +23,7 @@ from gpulint.lint.verdicts.shared import (
     pool_label_reasons,
     pools_matching,
     selection_limits_replicas,
+    written_requirements,
 )
 from gpulint.lint.world.resolver import Resolver
 
@@ -63,7 +64,7 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
         return  # GPU infrastructure must reach every GPU node: daemonset-coverage says which it selects
     if site.completed_by:
         return  # the selector that applies may come from the object that completes the pod
-    pod = pod_requirements(effective_pod_spec(obj.kind, site.spec), facts=obj.facts)
+    pod = written_requirements(obj.kind, site.spec, ctx.resolver, obj.facts)
     if not pod.requirements():
         return  # no constraint, or only empty terms (which match nothing: gpu-unschedulable says so)
     written: frozenset[str] = ctx.memo((RULE_ID, "nfd-labels"), lambda: nfd_rule_labels(ctx.resolver.linted))

@@ -29,6 +29,7 @@ from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.verdicts.shared import admitted_pod_spec, gpu_pod_requirements
 from gpulint.lint.world.config_maps import device_plugin_configs
 from gpulint.lint.world.resolver import Resolver
+from gpulint.lint.world.shapes import of_shape
 
 KAI_GPU_MEMORY = "gpu-memory"  # KAI's annotation: MiB of a GPU (pkg/common/constants GpuMemory)
 GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"  # GPU feature discovery's; KAI's GpuMemoryLabel
@@ -371,6 +372,11 @@ def sharing_verdict(
     kind: str, site: PodSpecSite, resolver: Resolver, facts: ObjectFacts | None = None
 ) -> SharingVerdict:
     """On the nodes the pod as written can use (nothing when it fits no node: gpu-unschedulable says why)."""
+    key = ("sharing verdict", kind, site.path)
+    return of_shape(resolver.pod_shapes, key, (site.spec,), facts, _sharing_verdict, kind, site, resolver, facts)
+
+
+def _sharing_verdict(kind: str, site: PodSpecSite, resolver: Resolver, facts: ObjectFacts | None) -> SharingVerdict:
     pod = gpu_pod_requirements(kind, site, resolver, facts)
     if pod is None:
         return SharingVerdict()

@@ -29,9 +29,8 @@ from gpulint.kube.scheduler import (
     REASON_UNSCHEDULABLE,
     FitResult,
     PodRequirements,
-    pod_requirements,
 )
-from gpulint.kube.workloads import ObjectFacts, PodSpecSite, effective_pod_spec, part_fact
+from gpulint.kube.workloads import ObjectFacts, PodSpecSite, part_fact
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.verdicts.shared import (
     PoolGangVerdict,
@@ -53,10 +52,12 @@ from gpulint.lint.verdicts.shared import (
     scheduling_hint,
     selection_leaves_no_node,
     selection_limits_replicas,
+    written_requirements,
 )
 from gpulint.lint.world.dra_objects import claim_of
 from gpulint.lint.world.kinds import DRA_GROUP
 from gpulint.lint.world.resolver import Resolver
+from gpulint.lint.world.shapes import of_shape
 
 if TYPE_CHECKING:  # the DRA model (and CEL with it) loads only when a check needs it
     from gpulint.kube.dra.devices import DeviceGroup
@@ -227,7 +228,7 @@ def scheduling_verdict(
         facts,
         site.spec,
         ("scheduling verdict", kind, site.pods, namespace),
-        _scheduling_verdict,
+        _scheduling_verdict_of_shape,
         kind,
         site,
         written,
@@ -238,6 +239,21 @@ def scheduling_verdict(
     )
 
 
+def _scheduling_verdict_of_shape(
+    kind: str,
+    site: PodSpecSite,
+    as_written: PodSpecSite,
+    resolver: Resolver,
+    facts: ObjectFacts | None,
+    namespace_class: str,
+) -> SchedulingVerdict:
+    # the pod as it starts and as written: Kueue's pins may tell them apart
+    key = ("scheduling verdict", kind, site.path, site.pods, as_written.path, as_written.pods, namespace_class)
+    specs = (site.spec,) if as_written is site else (site.spec, as_written.spec)
+    args = (kind, site, as_written, resolver, facts, namespace_class)
+    return of_shape(resolver.pod_shapes, (*key, len(specs)), specs, facts, _scheduling_verdict, *args)
+
+
 def _scheduling_verdict(
     kind: str,
     site: PodSpecSite,
@@ -246,8 +262,8 @@ def _scheduling_verdict(
     facts: ObjectFacts | None,
     namespace_class: str,
 ) -> SchedulingVerdict:
-    written = pod_requirements(effective_pod_spec(kind, as_written.spec), facts=facts)
-    started = written if as_written is site else pod_requirements(effective_pod_spec(kind, site.spec), facts=facts)
+    written = written_requirements(kind, as_written.spec, resolver, facts)
+    started = written if as_written is site else written_requirements(kind, site.spec, resolver, facts)
     pod = gpu_pod_requirements(kind, site, resolver, facts) or started  # with Kueue's pins
     model = resolver.model
     result = model.evaluate(pod)

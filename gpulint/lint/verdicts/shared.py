@@ -53,6 +53,7 @@ from gpulint.lint.verdicts.runtime_classes import runtime_class_admission
 from gpulint.lint.world.chart_releases import ChartRelease, daemon_spec
 from gpulint.lint.world.inventory import HasData
 from gpulint.lint.world.resolver import Resolver
+from gpulint.lint.world.shapes import of_shape
 
 if TYPE_CHECKING:  # the DRA model (and CEL with it) loads only when a check needs it
     from gpulint.kube.dra.devices import DeviceGroup
@@ -90,6 +91,26 @@ def kueue_admitted(site: PodSpecSite, pins: dict[Path, FlavorPin]) -> PodSpecSit
     return replace(site, spec=pin.apply(site.spec)) if pin is not None else site
 
 
+def written_requirements(
+    kind: str, spec: dict[str, Any], resolver: Resolver, facts: ObjectFacts | None = None
+) -> PodRequirements:
+    """The scheduler's requirements of the pod as written (``effective_pod_spec``: a DaemonSet's controller-added
+    tolerations), without Kueue's pins or its RuntimeClass: once per pod spec in its object's ``facts``, and per
+    pod shape in a review snapshot."""
+    key = ("written requirements", kind)
+    return part_fact(facts, spec, key, _written_of_shape, kind, spec, resolver, facts, against=resolver)
+
+
+def _written_of_shape(
+    kind: str, spec: dict[str, Any], resolver: Resolver, facts: ObjectFacts | None
+) -> PodRequirements:
+    return of_shape(resolver.pod_shapes, ("written requirements", kind), (spec,), facts, _written, kind, spec, facts)
+
+
+def _written(kind: str, spec: dict[str, Any], facts: ObjectFacts | None) -> PodRequirements:
+    return pod_requirements(effective_pod_spec(kind, spec), facts=facts)
+
+
 def gpu_pod_requirements(
     kind: str, site: PodSpecSite, inventory: Resolver, facts: ObjectFacts | None = None
 ) -> PodRequirements | None:
@@ -105,7 +126,16 @@ def gpu_pod_requirements(
     (several rules ask).
     """
     key = ("gpu pod requirements", kind)
-    return part_fact(facts, site.spec, key, _gpu_pod_requirements, kind, site, inventory, facts, against=inventory)
+    return part_fact(
+        facts, site.spec, key, _gpu_pod_requirements_of_shape, kind, site, inventory, facts, against=inventory
+    )
+
+
+def _gpu_pod_requirements_of_shape(
+    kind: str, site: PodSpecSite, inventory: Resolver, facts: ObjectFacts | None
+) -> PodRequirements | None:
+    key = ("gpu pod requirements", kind, site.path)
+    return of_shape(inventory.pod_shapes, key, (site.spec,), facts, _gpu_pod_requirements, kind, site, inventory, facts)
 
 
 def _gpu_pod_requirements(

@@ -53,6 +53,7 @@ from gpulint.lint.world.kinds import KINDS, Declared
 from gpulint.lint.world.kserve_install import FoundInstall, kserve_installs
 from gpulint.lint.world.operator_releases import knative_installs, kuberay_installs, kueue_installs
 from gpulint.lint.world.rejections import Rejection
+from gpulint.lint.world.shapes import PodShapes
 
 if TYPE_CHECKING:  # the admission models are imported where a run meets a queue or a namespace policy
     from gpulint.kube.dra.devices import DraModel
@@ -102,6 +103,7 @@ class Resolver:
         setup: RunSetup | None = None,
         pools_elsewhere: str = "",
         indexed: bool = False,
+        shapes: PodShapes | None = None,
     ) -> None:
         self.linted = linted
         self.inventory = cluster  # None: no --inventory was given
@@ -116,6 +118,7 @@ class Resolver:
         self.indexed = indexed
         self._setup = setup  # the linted files' repositories' own setup files, each reader walked if read
         self._run_facts: dict[str, Any] = {}  # key -> what run_fact() worked out of the linted set and cluster
+        self._shapes = shapes  # the webhook snapshot's verdicts by pod shape (lint/world/shapes.py)
 
     @property
     def knative_setup(self) -> KnativeSetup:
@@ -165,6 +168,15 @@ class Resolver:
         if self.inventory is None or not self.pools_from_inventory:
             return compute()
         return self._cluster.shape_fact((key, self.gates), compute)
+
+    @cached_property
+    def pod_shapes(self) -> PodShapes | None:
+        """The snapshot's verdicts by pod shape, when the linted set holds Pods alone: the resolver reads the
+        linted set by the kinds that describe the cluster (pools, queues, classes, configurations), never a Pod's,
+        so every fact it gives a verdict is the snapshot's. None otherwise (and in every CLI run)."""
+        if self._shapes is None or self.linted.outlines:
+            return None
+        return self._shapes if all(not o.ref.group and o.ref.kind == "Pod" for o in self.linted) else None
 
     @property
     def has_nodes(self) -> bool:
