@@ -1,5 +1,6 @@
 """The repository index's cache file as the tests read and plant it: one line of JSON (the table: each file's stat,
-objects and its outlines' span), then the outlines' JSON texts back to back (lint/inputs/repo_index.py)."""
+its objects' references with their data's spans, and its outlines' span), then the objects' JSON texts and the
+outlines' back to back (lint/inputs/repo_index.py)."""
 
 from __future__ import annotations
 

@@ -186,7 +186,7 @@ def test_a_cache_written_by_the_previous_format_is_dropped(tmp_path):
     cold = affinity_findings(*one_file)
     cache = tree / CACHE_DIR / CACHE_FILE
     written, after = read_index(cache)
-    assert written["format"] == CACHE_FORMAT == 7 and json.loads(outlines_text(cache, "helper.yaml"))
+    assert written["format"] == CACHE_FORMAT == 8 and json.loads(outlines_text(cache, "helper.yaml"))
     # as format 6 wrote it: the same stat and objects, the outlines' text within the table, on one line
     files = {
         key: {**entry, "outlines": after[slice(*entry["outlines"])].decode()} for key, entry in written["files"].items()

@@ -2,6 +2,7 @@
 repository resolve through its index; its cache is fast, and safe when hostile."""
 
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -252,6 +253,55 @@ def test_an_outlines_span_off_the_bytes_after_the_table_drops_the_cache(tmp_path
     document["files"]["gang/pod-0.yaml"]["outlines"] = span
     write_index(cache, document, written)
     assert _context(repo).parsed == 3
+
+
+@pytest.mark.parametrize("span", [[0, 10**9], [5, 2], [-1, 0], [0, "1"], "past the objects' texts"])
+def test_an_objects_span_off_the_objects_texts_drops_the_cache(tmp_path, span):
+    """Each kept object's data is a span of the objects' texts after the table (the outlines' follow them): one that
+    is not drops the cache whole, as the outlines' span does."""
+    repo = make_repo(tmp_path / "repo")
+    _context(repo)
+    cache = repo / CACHE_DIR / CACHE_FILE
+    document, written = read_index(cache)
+    ((*ref, start, end),) = document["files"]["claims/template.yaml"]["objects"]
+    if span == "past the objects' texts":
+        span = [document["data"] + 1, document["data"] + 1 + end - start]
+        written += b"{}" * (end - start)
+    document["files"]["claims/template.yaml"]["objects"] = [[*ref, *span]]
+    write_index(cache, document, written)
+    assert _context(repo).parsed == 3
+
+
+@pytest.mark.parametrize("text", [b"not json", b"[1, 2]", b'"four-gpus"', b"[" * 100_000])
+def test_an_objects_data_is_decoded_when_read_and_not_as_written_is_read_from_its_file(tmp_path, text):
+    """A warm run decodes a kept object's data only when a check reads it (most runs read few kinds), so a text
+    that is not a JSON object is found then, not when the table is read: that file is indexed again and the
+    object's data read from it, as a cold run reads it."""
+    repo = make_repo(tmp_path / "repo")
+    cold = {o.ref.name: o.data for o in _context(repo).objects}
+    cache = repo / CACHE_DIR / CACHE_FILE
+    document, written = read_index(cache)
+    ((*ref, start, end),) = document["files"]["claims/template.yaml"]["objects"]
+    written = written[:start] + text + written[end:]
+    shift = len(text) - (end - start)
+    document["data"] += shift
+    for entry in document["files"].values():
+        entry["objects"] = [[*r, a + shift * (a > start), b + shift * (b > start)] for *r, a, b in entry["objects"]]
+        entry["outlines"] = [n + shift for n in entry["outlines"]]
+    write_index(cache, document, written)
+    warm = _context(repo)
+    assert warm.parsed == 0  # the table as written: the text is not decoded yet
+    assert {o.ref.name: o.data for o in warm.objects} == cold
+    assert cold["four-gpus"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 4
+
+
+def test_a_deferred_object_crosses_to_a_worker_decoded(tmp_path):
+    """A ``--jobs`` worker's pipe pickles the objects: a deferred object goes with its data, equal to the cold one."""
+    repo = make_repo(tmp_path / "repo")
+    cold = sorted(_context(repo).objects, key=lambda o: o.ref.name)
+    warm = sorted(_context(repo).objects, key=lambda o: o.ref.name)
+    crossed = [pickle.loads(pickle.dumps(obj)) for obj in warm]
+    assert crossed == warm == cold and [o.data for o in crossed] == [o.data for o in cold]
 
 
 def test_a_cache_directory_that_is_a_link_is_neither_read_nor_written_through(tmp_path):

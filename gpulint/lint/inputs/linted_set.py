@@ -7,7 +7,6 @@ ResourceClaimTemplate in ``claim.json`` is found exactly like one in ``claim.yam
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from gpulint.kube.fields import mapping
@@ -30,14 +29,38 @@ def secret_outline(data: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": data.get("apiVersion"), "kind": "Secret", "metadata": data.get("metadata"), "data": keys}
 
 
-@dataclass(frozen=True)
 class LintedObject:
-    """One linted object as other objects see it: its data and the file it is in (no positions)."""
+    """One linted object as other objects see it: its data and the file it is in (no positions).
 
-    ref: ObjectRef
-    data: dict[str, Any]
-    file: str
-    render: str = ""  # the chart or overlay whose render made it ('': a file as written, LocatedDocument.render)
+    The repository index hands most of its objects with their data still JSON text (``deferred``): decoded when a
+    check first reads ``data``, so a run reads only the kinds its files' checks look up (docs/performance.md)."""
+
+    __slots__ = ("ref", "file", "render", "_data", "_decode")
+
+    def __init__(self, ref: ObjectRef, data: dict[str, Any], file: str, render: str = "") -> None:
+        self.ref = ref
+        self.file = file
+        self.render = (
+            render  # the chart or overlay whose render made it ('': a file as written, LocatedDocument.render)
+        )
+        self._data: dict[str, Any] | None = data
+        self._decode: Callable[[], dict[str, Any]] | None = None
+
+    @classmethod
+    def deferred(cls, ref: ObjectRef, decode: Callable[[], dict[str, Any]], file: str) -> LintedObject:
+        """The object whose data ``decode()`` gives when first read."""
+        obj = cls(ref, {}, file)
+        obj._data, obj._decode = None, decode
+        return obj
+
+    @property
+    def data(self) -> dict[str, Any]:
+        data = self._data
+        if data is None:
+            assert self._decode is not None  # set together: deferred()
+            data = self._data = self._decode()
+            self._decode = None
+        return data
 
     @property
     def kind(self) -> str:
@@ -51,6 +74,20 @@ class LintedObject:
     def facts(self) -> ObjectFacts:
         """Worked out afresh: only the object the engine checks keeps its facts (KubeObject.kept_facts)."""
         return ObjectFacts.afresh(self.data)
+
+    def _fields(self) -> tuple[ObjectRef, dict[str, Any], str, str]:
+        return (self.ref, self.data, self.file, self.render)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LintedObject) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # its data is a mapping: unhashable, as the dataclass it was
+
+    def __repr__(self) -> str:
+        return f"LintedObject(ref={self.ref!r}, data={self.data!r}, file={self.file!r}, render={self.render!r})"
+
+    def __reduce__(self) -> tuple[type[LintedObject], tuple[ObjectRef, dict[str, Any], str, str]]:
+        return (LintedObject, self._fields())  # decoded: a worker's pipe carries data, not a decoder
 
 
 def outline_object(

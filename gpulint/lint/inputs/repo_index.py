@@ -13,15 +13,17 @@ index and the configured ``exclude`` are honoured; no program is run. Parsed obj
 by file stat under ``<repository>/.gpulint_cache/`` (ignored by git through its own .gitignore),
 so a second run parses only what changed. The cache is data from disk, never trusted: it is
 size-bounded, read as JSON (never unpickled), validated field by field, and dropped whole when
-anything in it is off (a file's outlines, kept as JSON text after the table and read only by a run that carries
-them, are validated when read: that file is indexed again when they are off); it is never followed through a
+anything in its table is off (a file's objects' data and outlines, kept as JSON text after the table and decoded
+only when read, are validated then: that file is indexed again when they are off); it is never followed through a
 symbolic link nor written outside the repository. The cache file is one line of JSON, the table (each file's
-stat, objects, and its outlines' span of what follows), then the outlines' JSON texts back to back: a warm run
-without podAffinity decodes the table alone (the outlines were 63% of a 37 MB cache, docs/performance.md).
+stat, its objects' references with the span of their data, and its outlines' span), then the objects' JSON texts
+and the outlines' back to back: a warm run decodes the table, the data of the kinds its checks look up, and the
+outlines only when a linted file names podAffinity (docs/performance.md).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import stat
@@ -43,15 +45,19 @@ from gpulint.lint.inputs.yaml_budget import over_budget
 CACHE_DIR = ".gpulint_cache"
 CACHE_FILE = "repo-index-v1.json"
 CACHE_FORMAT = (
-    7  # 2: the cross-file table of gpulint/lint/world/cross_file.py (more kinds than 1 kept); 3: NADs; 4: Secrets;
+    8  # 2: the cross-file table of gpulint/lint/world/cross_file.py (more kinds than 1 kept); 3: NADs; 4: Secrets;
     # 5: Secrets kept as their outline (keys, no values); 6: the pod templates of the others' objects as outlines;
-    # 7: the outlines after the table's line, each file's as a span of those bytes (a run without them decodes none)
+    # 7: the outlines after the table's line, each file's as a span of those bytes (a run without them decodes none);
+    # 8: each object's data after the table too, its span beside its reference (decoded when a check reads it)
 )
 MAX_INDEXED_FILES = 20_000  # beyond: the index is partial, and absence proves nothing
 MAX_CACHE_BYTES = 64 * 1024 * 1024
 GIT = ".git"
 
 Stat = tuple[int, int, int]  # size, mtime in ns, inode: a file whose three agree is read from the cache
+# A kept object as the table holds it: apiVersion, kind, namespace, name, and its data's JSON text (indexed this run)
+# or that text's start and end in the bytes after the table (read from the cache)
+Kept = list[Any]
 Keep = Callable[[LintedObject], bool]
 Outline = Callable[[LintedObject], list[dict[str, Any]]]
 # An outline's fields as the cache holds them, and their types (lint/world/pod_outlines.outlines_of: each but the
@@ -124,7 +130,10 @@ def build_context(
     linted_files = {_identity(source.fs_path) for source in linted if source.fs_path is not None}
     # a chart or overlay rendered in place of a file named alone: its own files are linted through the render
     rendered = tuple(os.path.abspath(s.rendered.directory) + os.sep for s in linted if s.rendered is not None)
-    cache, written = _load_cache(root) if use_cache else ({}, b"")
+    cache, written, data_end = _load_cache(root) if use_cache else ({}, b"", 0)
+    # the objects' texts, kept for their decode (the outlines after them are not); sliced once, when a file is read
+    texts = _Texts(written, data_end)
+    again = _Again(keep, outline, limit, scripts or FolderScripts())
     fresh: dict[str, dict[str, Any]] = {}
     shown = shown_root(root)
     walk = Walk(shown, tuple(exclude), context.notes)
@@ -159,15 +168,82 @@ def build_context(
                 context.complete = False
                 context.notes.append(f"repository index: {path}:{over}; skipped, a missing object is not reported")
                 continue
-            entry = {"stat": list(signature), "objects": objects, "outlines": _outlines_text(outlines)}
+            entry = {"stat": list(signature), "objects": [[*r, _json(d)] for r, d in objects]}
+            entry["outlines"] = _json(outlines) if outlines else b""
             context.parsed += 1
+            context.objects.extend(LintedObject(ObjectRef(*ref), data, path) for ref, data in objects)
+        else:
+            context.objects.extend(_CachedFile(path, entry["objects"], texts.get(), again).objects())
         fresh[key] = entry
-        context.objects.extend(LintedObject(ObjectRef(*item["ref"]), item["data"], path) for item in entry["objects"])
         if pods and outlines:
             context.objects.append(outline_object(outlines, path, key))
     if use_cache and (context.parsed or set(fresh) != set(cache)):
         _save_cache(root, fresh, written)
     return context
+
+
+@dataclass
+class _Texts:
+    """The bytes of the objects' JSON texts after the cache's table, sliced from what was read once a file is read
+    from the cache (the outlines after them are left behind: they are decoded, or not, while the walk runs)."""
+
+    written: bytes
+    end: int
+    kept: bytes | None = None
+
+    def get(self) -> bytes:
+        if self.kept is None:
+            self.kept = self.written[: self.end]
+        return self.kept
+
+
+@dataclass
+class _Again:
+    """How the index reads a file (build_context's arguments): for a cached file whose data is not as written."""
+
+    keep: Keep
+    outline: Outline
+    limit: int
+    scripts: FolderScripts
+
+
+@dataclass
+class _CachedFile:
+    """A file's kept objects as the cache holds them: their data decoded when a check first reads it, each alone
+    (a run reads only the kinds its files' checks look up). Data that is not a JSON object as written is a cold
+    miss: the file is indexed again and its object at the same place, of the same reference, read from that."""
+
+    path: str
+    kept: list[Kept]
+    texts: bytes
+    again: _Again
+    parsed: list[tuple[list[str], dict[str, Any]]] | None = None
+
+    def objects(self) -> list[LintedObject]:
+        return [
+            LintedObject.deferred(ObjectRef(*item[:4]), functools.partial(self.data, at), self.path)
+            for at, item in enumerate(self.kept)
+        ]
+
+    def data(self, at: int) -> dict[str, Any]:
+        start, end = self.kept[at][4:6]
+        try:
+            data = json.loads(self.texts[start:end])
+        except (ValueError, RecursionError):
+            data = None
+        return data if isinstance(data, dict) else self._indexed_again(at)
+
+    def _indexed_again(self, at: int) -> dict[str, Any]:
+        if self.parsed is None:
+            try:
+                again = self.again
+                self.parsed = _index_file(self.path, again.keep, again.outline, again.limit, again.scripts)[0]
+            except _OverBudget:
+                self.parsed = []
+        ref = self.kept[at][:4]
+        found = self.parsed[at] if at < len(self.parsed) else None
+        # the table's reference stands (the file's stat agreed); an object the file no longer holds has no data
+        return found[1] if found is not None and found[0] == ref else {}
 
 
 def _key(path: str, shown: str, root: str, link: bool) -> str:
@@ -203,7 +279,7 @@ class _OverBudget(Exception):
 
 def _index_file(
     path: str, keep: Keep, outline: Outline, limit: int, scripts: FolderScripts
-) -> tuple[list[Any], list[Any]]:
+) -> tuple[list[tuple[list[str], dict[str, Any]]], list[Any]]:
     """The objects of the file ``keep`` selects, and the outlines of the pod templates of the others."""
     try:
         read = read_file(path, display=path, limit=limit, walked=True, follow=True)
@@ -214,14 +290,14 @@ def _index_file(
         raise _OverBudget(f"{over.line}:{over.column}: {over.message()}")
     with collector_paused():
         parsed = parse_file(load_bytes(path, read.content, scripts=scripts))
-    out: list[Any] = []
+    out: list[tuple[list[str], dict[str, Any]]] = []
     outlines: list[Any] = []
     for obj in parsed.objects:
         # a Secret as the linted set holds it (run.linted_object): its keys, stringData's too, and never a value on disk
         data = secret_outline(obj.data) if obj.ref.kind == "Secret" and not obj.ref.group else obj.data
         linted = LintedObject(obj.ref, data, path)
         if keep(linted):
-            out.append({"ref": [obj.ref.api_version, obj.ref.kind, obj.ref.namespace, obj.ref.name], "data": data})
+            out.append(([obj.ref.api_version, obj.ref.kind, obj.ref.namespace, obj.ref.name], data))
         else:
             outlines.extend(outline(linted))
     return out, outlines
@@ -234,19 +310,19 @@ def _cache_dir(root: str) -> str:
     return os.path.join(root, CACHE_DIR)
 
 
-def _load_cache(root: str) -> tuple[dict[str, dict[str, Any]], bytes]:
-    """The cached entries and the outlines' bytes their spans point into, or ({}, b"") when there is no cache or
-    anything in its table is not as written."""
+def _load_cache(root: str) -> tuple[dict[str, dict[str, Any]], bytes, int]:
+    """The cached entries, the bytes their spans point into and where the objects' texts in them end (the
+    outlines' begin), or ({}, b"", 0) when there is no cache or anything in its table is not as written."""
     raw = read_cache_bytes(root, CACHE_FILE)
     if raw is None:
-        return {}, b""
+        return {}, b"", 0
     table, _, written = raw.partition(b"\n")
     try:
         document = json.loads(table)
     except (ValueError, RecursionError):
-        return {}, b""
+        return {}, b"", 0
     files = _validated(document, root, len(written))
-    return files, written if files else b""
+    return (files, written, document["data"]) if files else ({}, b"", 0)
 
 
 def read_cache(root: str, name: str, limit: int = MAX_CACHE_BYTES) -> Any:
@@ -283,16 +359,17 @@ def _validated(document: Any, root: str, written: int) -> dict[str, dict[str, An
         return {}
     if document.get("gpulint") != __version__ or document.get("root") != root:
         return {}  # another version parses differently; another checkout has other files
-    files = document.get("files")
-    if not isinstance(files, dict):
+    files, data = document.get("files"), document.get("data")
+    if not isinstance(files, dict) or type(data) is not int or not 0 <= data <= written:
         return {}
     for key, entry in files.items():
-        if not _valid_entry(key, entry, written):
+        if not _valid_entry(key, entry, data, written):
             return {}
     return files
 
 
-def _valid_entry(key: Any, entry: Any, written: int) -> bool:
+def _valid_entry(key: Any, entry: Any, data: int, written: int) -> bool:
+    """``data``: where the objects' texts end in the ``written`` bytes after the table, and the outlines' begin."""
     if not isinstance(key, str) or not isinstance(entry, dict):
         return False
     signature = entry.get("stat")
@@ -301,25 +378,27 @@ def _valid_entry(key: Any, entry: Any, written: int) -> bool:
     objects = entry.get("objects")
     if not isinstance(objects, list):
         return False
-    for item in objects:
-        if not isinstance(item, dict) or not isinstance(item.get("data"), dict):
+    for item in objects:  # a reference and the span of its data's JSON text (decoded, and checked, when read)
+        if not (isinstance(item, list) and len(item) == 6 and all(isinstance(part, str) for part in item[:4])):
             return False
-        ref = item.get("ref")
-        if not (isinstance(ref, list) and len(ref) == 4 and all(isinstance(part, str) for part in ref)):
+        if not _valid_span(item[4:], 0, data):
             return False
-    span = entry.get("outlines")  # where the file's outlines' JSON text lies in the ``written`` bytes after the table
+    return _valid_span(entry.get("outlines"), data, written)  # the file's outlines' JSON text, after the objects'
+
+
+def _valid_span(span: Any, low: int, high: int) -> bool:
     return (
         isinstance(span, list)
         and len(span) == 2
         and all(type(n) is int for n in span)
-        and 0 <= span[0] <= span[1] <= written
+        and low <= span[0] <= span[1] <= high
     )
 
 
-def _outlines_text(outlines: list[dict[str, Any]]) -> bytes:
-    """A file's outlines as the cache holds them: JSON text after the table, decoded only by a run that carries
-    them (most do not: no linted file names podAffinity)."""
-    return json.dumps(outlines, separators=(",", ":"), default=str).encode() if outlines else b""
+def _json(value: Any) -> bytes:
+    """An object's data or a file's outlines as the cache holds them: JSON text after the table, decoded only by a
+    run that reads them (most runs read few: no linted file names podAffinity, few kinds are looked up)."""
+    return json.dumps(value, separators=(",", ":"), default=str).encode()
 
 
 def _outlines(written: bytes) -> list[dict[str, Any]] | None:
@@ -340,17 +419,27 @@ def _valid_outline(outline: Any) -> bool:
 
 
 def _save_cache(root: str, files: dict[str, dict[str, Any]], written: bytes) -> None:
-    """``files``' entries hold their outlines' text (indexed this run) or its span of ``written`` (the cache read)."""
+    """``files``' entries hold their objects' and outlines' texts (indexed this run) or their spans of ``written``
+    (the cache read): the objects' texts are written first, then the outlines'."""
     table: dict[str, dict[str, Any]] = {}
     texts: list[bytes] = []
     at = 0
     for key, entry in files.items():
+        objects = []
+        for item in entry["objects"]:
+            text = item[4] if len(item) == 5 else written[item[4] : item[5]]
+            texts.append(text)
+            objects.append([*item[:4], at, at + len(text)])
+            at += len(text)
+        table[key] = {"stat": entry["stat"], "objects": objects}
+    data = at
+    for key, entry in files.items():
         outlines = entry["outlines"]
         text = outlines if isinstance(outlines, bytes) else written[outlines[0] : outlines[1]]
         texts.append(text)
-        table[key] = {"stat": entry["stat"], "objects": entry["objects"], "outlines": [at, at + len(text)]}
+        table[key]["outlines"] = [at, at + len(text)]
         at += len(text)
-    document = {"format": CACHE_FORMAT, "gpulint": __version__, "root": root, "files": table}
+    document = {"format": CACHE_FORMAT, "gpulint": __version__, "root": root, "data": data, "files": table}
     try:
         head = json.dumps(document, separators=(",", ":"), default=str).encode()  # ASCII: no line break in it
     except (ValueError, TypeError, RecursionError):
