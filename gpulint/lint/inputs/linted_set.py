@@ -7,7 +7,7 @@ ResourceClaimTemplate in ``claim.json`` is found exactly like one in ``claim.yam
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from gpulint.kube.fields import mapping
 from gpulint.kube.workloads import ObjectFacts
@@ -29,37 +29,43 @@ def secret_outline(data: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": data.get("apiVersion"), "kind": "Secret", "metadata": data.get("metadata"), "data": keys}
 
 
+class DeferredData(Protocol):
+    """Where a deferred object's data is decoded from (lint/inputs/repo_index.py: a file read from the cache)."""
+
+    def data(self, at: int) -> dict[str, Any]: ...
+
+
 class LintedObject:
     """One linted object as other objects see it: its data and the file it is in (no positions).
 
     The repository index hands most of its objects with their data still JSON text (``deferred``): decoded when a
     check first reads ``data``, so a run reads only the kinds its files' checks look up (docs/performance.md)."""
 
-    __slots__ = ("ref", "file", "render", "_data", "_decode")
+    __slots__ = ("ref", "file", "render", "_data", "_source", "_at")
 
     def __init__(self, ref: ObjectRef, data: dict[str, Any], file: str, render: str = "") -> None:
         self.ref = ref
         self.file = file
-        self.render = (
-            render  # the chart or overlay whose render made it ('': a file as written, LocatedDocument.render)
-        )
+        self.render = render  # the chart or overlay that made it ('': a file as written, LocatedDocument.render)
         self._data: dict[str, Any] | None = data
-        self._decode: Callable[[], dict[str, Any]] | None = None
+        self._source: DeferredData | None = None
+        self._at = 0
 
     @classmethod
-    def deferred(cls, ref: ObjectRef, decode: Callable[[], dict[str, Any]], file: str) -> LintedObject:
-        """The object whose data ``decode()`` gives when first read."""
-        obj = cls(ref, {}, file)
-        obj._data, obj._decode = None, decode
+    def deferred(cls, ref: ObjectRef, source: DeferredData, at: int, file: str) -> LintedObject:
+        """The object whose data ``source.data(at)`` gives when first read (no closure each: the index makes one
+        such object for every object it keeps, on every run)."""
+        obj = cls.__new__(cls)
+        obj.ref, obj.file, obj.render, obj._data, obj._source, obj._at = ref, file, "", None, source, at
         return obj
 
     @property
     def data(self) -> dict[str, Any]:
         data = self._data
         if data is None:
-            assert self._decode is not None  # set together: deferred()
-            data = self._data = self._decode()
-            self._decode = None
+            assert self._source is not None  # set together: deferred()
+            data = self._data = self._source.data(self._at)
+            self._source = None
         return data
 
     @property

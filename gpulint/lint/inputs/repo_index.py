@@ -23,7 +23,6 @@ outlines only when a linted file names podAffinity (docs/performance.md).
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import stat
@@ -172,7 +171,7 @@ def build_context(
             entry["outlines"] = _json(outlines) if outlines else b""
             context.parsed += 1
             context.objects.extend(LintedObject(ObjectRef(*ref), data, path) for ref, data in objects)
-        else:
+        elif entry["objects"]:
             context.objects.extend(_CachedFile(path, entry["objects"], texts.get(), again).objects())
         fresh[key] = entry
         if pods and outlines:
@@ -220,10 +219,7 @@ class _CachedFile:
     parsed: list[tuple[list[str], dict[str, Any]]] | None = None
 
     def objects(self) -> list[LintedObject]:
-        return [
-            LintedObject.deferred(ObjectRef(*item[:4]), functools.partial(self.data, at), self.path)
-            for at, item in enumerate(self.kept)
-        ]
+        return [LintedObject.deferred(ObjectRef(*item[:4]), self, at, self.path) for at, item in enumerate(self.kept)]
 
     def data(self, at: int) -> dict[str, Any]:
         start, end = self.kept[at][4:6]
