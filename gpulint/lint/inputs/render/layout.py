@@ -26,6 +26,7 @@ MAX_KUSTOMIZATION_BYTES = 1024 * 1024
 # Fields whose entries are files (or, for resources/bases/components, directories) of the overlay.
 _RESOURCE_FIELDS = ("resources", "bases", "components", "crds")
 _PATCH_FILE_FIELDS = ("patchesStrategicMerge",)
+_PLUGIN_FIELDS = ("transformers", "generators", "validators")
 
 
 def is_chart(directory: str) -> bool:
@@ -262,7 +263,11 @@ def _consumed(k: Kustomization) -> None:
             if isinstance(entry, str) and "\n" not in entry and is_remote(entry):
                 k.remote.append(entry)  # a remote transformer or generator kustomization
             elif isinstance(entry, str) and "\n" not in entry:
-                k.local_files.append(_local(directory, entry))
+                local = _local(directory, entry)
+                # a transformers/generators/validators folder is a kustomization kustomize accumulates as it
+                # does a resource (api/internal/target/kusttarget.go), with the bases it names in turn
+                folder = key in _PLUGIN_FIELDS and os.path.isdir(local)
+                (k.local_dirs if folder else k.local_files).append(local)
             elif isinstance(entry, dict) and isinstance(entry.get("path"), str):
                 k.local_files.append(_local(directory, entry["path"]))
     k.helm_charts = bool(data.get("helmCharts") or data.get("helmChartInflationGenerator"))
