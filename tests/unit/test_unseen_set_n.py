@@ -4,6 +4,7 @@ repositories write them (no file of theirs is copied)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from functools import partial
 
@@ -298,20 +299,68 @@ def test_a_folders_scripts_are_read_once_for_the_files_and_the_repository_index(
     read: list[str] = []
     real = sed_words._sed_words
 
-    def counted(directory: str) -> frozenset[str]:
-        read.append(directory)
-        return real(directory)
+    def counted(directory: str, exclude: tuple[str, ...]) -> frozenset[str]:
+        read.append(os.path.realpath(directory))
+        return real(directory, exclude)
 
     monkeypatch.setattr(sed_words, "_sed_words", counted)
     result = run_cli("check", *names[:2], "--format", "json")
     assert serious_rules(result) == [], result.stdout
-    assert read == [str(repo / "hack")]
+    assert read == [os.path.realpath(repo / "hack")]
 
 
 def test_a_name_with_the_word_filled_in_is_checked_as_any_name(repo):
     write_tree(repo, {"hack/wipe-rook.yaml": WIPE_POD.replace("HOSTNAME", "node-1"), "hack/wipe-rook.sh": WIPE_SCRIPT})
     result = run_cli("check", "hack", "--format", "json")
     assert result.json()["findings"] == [], result.stdout
+
+
+def _git(repo, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+@pytest.mark.parametrize(
+    "left_out",
+    [
+        {".gitignore": "*.sh\n"},  # a script each clone generates, or one kept locally
+        {"hack/.gitignore": "/wipe-rook.sh\n"},
+        {".git/info/exclude": "hack/wipe-*.sh\n"},
+        {".gpulint.yaml": "exclude: ['hack/wipe-rook.sh']\n"},
+        {".gpulint.yaml": "exclude: ['*.sh']\n"},
+    ],
+)
+def test_a_script_the_walk_leaves_out_fills_in_no_word(repo, left_out):
+    """A script git ignores (.gitignore, .git/info/exclude) is in no other checkout, and one gpulint's exclude names
+    is not the user's: the word it replaces is no fill-in, so the name is refused as anywhere else."""
+    _git(repo, "init", "-q")
+    write_tree(repo, {"hack/wipe-rook.yaml": WIPE_POD, "hack/wipe-rook.sh": WIPE_SCRIPT})
+    (repo / ".git/info").mkdir(exist_ok=True)
+    for name, text in left_out.items():
+        (repo / name).write_text(text)
+    result = run_cli("check", "hack", "--format", "json")
+    assert serious_rules(result) == [("hack/wipe-rook.yaml", "api-rejected")], result.stdout
+    alone = run_cli("check", "hack/wipe-rook.yaml", "--format", "json")  # as pre-commit names it
+    assert serious_rules(alone) == [("hack/wipe-rook.yaml", "api-rejected")], alone.stdout
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "tracked",  # a file in git's index is never ignored, whatever the patterns say (git add -f)
+        "no work tree",  # outside a git work tree no .gitignore applies, as git has it
+        "negated",  # a later "!" pattern re-includes it
+    ],
+)
+def test_a_script_git_keeps_fills_in_words_whatever_an_ignore_file_says(repo, setup):
+    ignore = "*.sh\n!wipe-rook.sh\n" if setup == "negated" else "*.sh\n"
+    write_tree(repo, {"hack/wipe-rook.yaml": WIPE_POD, "hack/wipe-rook.sh": WIPE_SCRIPT})
+    (repo / ".gitignore").write_text(ignore)
+    if setup != "no work tree":
+        _git(repo, "init", "-q")
+    if setup == "tracked":
+        _git(repo, "add", "-f", "hack/wipe-rook.sh")
+    result = run_cli("check", "hack", "--format", "json")
+    assert serious_rules(result) == [], result.stdout
 
 
 @pytest.mark.parametrize(

@@ -886,35 +886,21 @@ class Allocator:
         consumed: Consumed | None = None,
         invalid: str = "",
     ) -> NodeVerdict:
-        """_fits, where a class the inventory lacks selects every device: no fewer can fit where all do not, and
-        where all do it is unknown (the scheduler's PreFilter refuses a class that does not exist, a subrequest's
-        too, "request %s: device class %s does not exist": device-class-unknown's, where the classes are known
-        whole)."""
-        verdict = self._fits(claims, devices, node, in_use, blocked, counters, consumed, invalid)
-        named = (a.class_name for c in claims for r in c.requests for a in r.alternatives)
-        missing = next((name for name in named if name not in self.classes), None)
-        if missing is not None and verdict.fits:
-            return NodeVerdict(node, None, f"device class {missing} is not in the inventory")
-        return verdict
-
-    def _fits(
-        self,
-        claims: list[ClaimSpec],
-        devices: list[Device],
-        node: str,
-        in_use: frozenset[str] = frozenset(),
-        blocked: str = "",
-        counters: dict[pools.CounterKey, Fraction] | None = None,
-        consumed: Consumed | None = None,
-        invalid: str = "",
-    ) -> NodeVerdict:
         """Can all ``claims`` (of one pod) be allocated together from ``devices``, of which the ones named
         in ``in_use`` (driver/pool/device) are held by allocated claims? ``blocked``: why every
         allocationMode All request fails on this node (an incomplete or invalid pool); ``counters``: the
         shared counters of the node's pools (DRAPartitionableDevices); ``consumed``: the capacity shared
         allocations (a shareID) already use on devices with allowMultipleAllocations; ``invalid``: the node's
         first invalid pool (an allocation that fails says "invalid resource pools were encountered", as
-        Allocate does when it finds no solution and a pool of the node is invalid)."""
+        Allocate does when it finds no solution and a pool of the node is invalid). A class the inventory lacks
+        selects every device: no fewer can fit where all do not, and where all do it is unknown (the scheduler's
+        PreFilter refuses a class that does not exist, a subrequest's too, "request %s: device class %s does not
+        exist": device-class-unknown's, where the classes are known whole)."""
+        named = (a.class_name for c in claims for r in c.requests for a in r.alternatives)
+        missing = next((name for name in named if name not in self.classes), None)
+        lacking = (
+            None if missing is None else NodeVerdict(node, None, f"device class {missing} is not in the inventory")
+        )
         consumed = consumed or {}
         # a shared allocation of a device that is not shared (now, or with the gate off) holds it whole
         whole = frozenset(d.key for d in devices if d.key in consumed and not self._shared(d))
@@ -965,12 +951,12 @@ class Allocator:
             ok, reason, score = self._fits_choice(list(choice), claims, left, consumed)
             if ok:
                 chosen = () if unknown else tuple(s.alternative.name if f else "" for s, f in zip(choice, listed))
-                return NodeVerdict(node, True, chosen=chosen)
+                return lacking or NodeVerdict(node, True, chosen=chosen)
             unknown = unknown or ok is None
             if ok is False and score > best_score:
                 best_reason, best_score = reason, score
         if not per_request:
-            return NodeVerdict(node, True)
+            return lacking or NodeVerdict(node, True)
         if unknown:
             return NodeVerdict(node, None, "search too large")
         if invalid:

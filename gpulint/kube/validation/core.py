@@ -333,24 +333,20 @@ def limit_range(spec: Any, path: Path) -> Iterator[FieldError]:
                 request.get(name),
                 ratios.get(name),
             )
-            if lo is not None and hi is not None and lo.value > hi.value:
-                detail = f"min value {lo} is greater than max value {hi}"
-                yield FieldError((*at, "min", name), INVALID, str(lo), detail, keys=key)
-            if rq is not None and lo is not None and lo.value > rq.value:
-                detail = f"min value {lo} is greater than default request value {rq}"
-                yield FieldError((*at, "defaultRequest", name), INVALID, str(rq), detail, keys=key)
-            if rq is not None and hi is not None and rq.value > hi.value:
-                detail = f"default request value {rq} is greater than max value {hi}"
-                yield FieldError((*at, "defaultRequest", name), INVALID, str(rq), detail, keys=key)
-            if rq is not None and de is not None and rq.value > de.value:
-                detail = f"default request value {rq} is greater than default limit value {de}"
-                yield FieldError((*at, "defaultRequest", name), INVALID, str(rq), detail, keys=key)
-            if de is not None and lo is not None and lo.value > de.value:
-                detail = f"min value {lo} is greater than default value {de}"
-                yield FieldError((*at, "default", name), INVALID, str(lo), detail, keys=key)
-            if de is not None and hi is not None and de.value > hi.value:
-                detail = f"default value {de} is greater than max value {hi}"
-                yield FieldError((*at, "default", name), INVALID, str(hi), detail, keys=key)
+            # ValidateLimitRange's orderings, in its order: (smaller, its name, larger, its name, the field blamed
+            # and the value it shows)
+            orderings = (
+                (lo, "min value", hi, "max value", "min", lo),
+                (lo, "min value", rq, "default request value", "defaultRequest", rq),
+                (rq, "default request value", hi, "max value", "defaultRequest", rq),
+                (rq, "default request value", de, "default limit value", "defaultRequest", rq),
+                (lo, "min value", de, "default value", "default", lo),
+                (de, "default value", hi, "max value", "default", hi),
+            )
+            for small, small_name, large, large_name, blamed, shown in orderings:
+                if small is not None and large is not None and small.value > large.value:
+                    detail = f"{small_name} {small} is greater than {large_name} {large}"
+                    yield FieldError((*at, blamed, name), INVALID, str(shown), detail, keys=key)
             if ratio is not None and ratio.value < 1:
                 detail = f"ratio {ratio} is less than 1"
                 yield FieldError((*at, "maxLimitRequestRatio", name), INVALID, str(ratio), detail, keys=key)

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from gpulint.lint.inputs.file_walk import Candidate, Walk
 from gpulint.lint.inputs.render.collect import Renderer
+from gpulint.lint.inputs.sed_words import FolderScripts
 from gpulint.lint.inputs.sources import (
     DEFAULT_MAX_FILE_BYTES,
     LIMIT_NAME,
@@ -38,7 +39,7 @@ def collect_all(
     exclude, limit = options.exclude, options.limit
     sources: list[Source] = []
     notes: list[str] = []
-    collection = Collection(sources, notes)
+    collection = Collection(sources, notes, FolderScripts(tuple(exclude)))
     render = options.render
     if render is not None and tuple(exclude) != render.exclude:
         render = replace(render, exclude=tuple(exclude))

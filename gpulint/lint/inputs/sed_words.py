@@ -29,8 +29,11 @@ _SED = re.compile(r"\bsed\b[^\n|;]*?\bs([/|#,:@])([A-Z][A-Z0-9_]{2,})\1")
 
 @dataclass
 class FolderScripts:
-    """The words the scripts of each folder replace with ``sed``, each folder read on its first ask."""
+    """The words the scripts of each folder replace with ``sed``, each folder read on its first ask. A script the
+    collection's walk would leave out (``exclude``, .gitignore, .git/info/exclude) fills in no word: it is not in
+    every checkout, or the user said it is not theirs."""
 
+    exclude: tuple[str, ...] = ()
     by_folder: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def words(self, manifest: str) -> frozenset[str]:
@@ -41,10 +44,11 @@ class FolderScripts:
         directory = os.path.dirname(os.path.abspath(manifest))
         words = self.by_folder.get(directory)
         if words is None:
-            words = self.by_folder[directory] = _sed_words(directory)
+            # the folder as the walk names it, so that `exclude` matches the same path
+            words = self.by_folder[directory] = _sed_words(os.path.dirname(manifest) or os.curdir, self.exclude)
         return words
 
 
-def _sed_words(directory: str) -> frozenset[str]:
-    scripts = script_texts(directory, _SCRIPTS, _SCRIPT_NAMES, MAX_SCRIPTS, MAX_BYTES)
+def _sed_words(directory: str, exclude: tuple[str, ...]) -> frozenset[str]:
+    scripts = script_texts(directory, _SCRIPTS, _SCRIPT_NAMES, MAX_SCRIPTS, MAX_BYTES, exclude)
     return frozenset(found.group(2) for _path, text in scripts for found in _SED.finditer(text))

@@ -22,12 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from gpulint.lint.inputs.sed_words import FolderScripts
-
 if TYPE_CHECKING:
     from gpulint.lint.inputs.parsed_once import Parsed
     from gpulint.lint.inputs.render.options import RenderOptions
     from gpulint.lint.inputs.render.rendered import Rendered
+    from gpulint.lint.inputs.sed_words import FolderScripts
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -192,10 +191,10 @@ def read_stdin(limit: int) -> bytes:
 class Collection:
     sources: list[Source]
     notes: list[str]  # what a directory walk skipped, and why
-    debug_notes: list[str] = field(default_factory=list)  # files skipped as no manifests (shown with --verbose)
     # the words the scripts beside the manifests fill in with sed, each folder read once for the sources, the
     # release readers' parses and the repository index
-    scripts: FolderScripts = field(default_factory=FolderScripts)
+    scripts: FolderScripts
+    debug_notes: list[str] = field(default_factory=list)  # files skipped as no manifests (shown with --verbose)
 
 
 @dataclass(frozen=True)
