@@ -40,6 +40,9 @@ class PodView:
     # Text the controller replaces in every field of the template when it creates the pod (Argo's {{...}}
     # parameters, in a key, a value or a list item): a value holding it is not the pod's value yet.
     substituted: str = ""
+    # What the controller leaves out of the pod that the object writes, said with every finding on the pod
+    # (the Spark operator's webhook-only fields when its webhook is off).
+    dropped: str = ""
 
 
 # (path relative to the template element, the name the controller gives an unnamed container, is a list)

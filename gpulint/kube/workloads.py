@@ -10,7 +10,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from gpulint.kube import held_pods, jupyterhub, kserve, trainjob
+from gpulint.kube import held_pods, jupyterhub, kserve, spark, trainjob
 from gpulint.kube import pod_views as views
 from gpulint.kube.crd_templates import SchemaBound, patterns_in_order
 from gpulint.kube.fields import decimal, dig, integer, mapping, sequence, text
@@ -94,6 +94,7 @@ class PodSpecSite:
     runs: bool = True  # see TemplateSite.runs
     resources_from: str = ""  # see TemplateSite.resources_from: a resource it does not request may be given
     substituted: str = ""  # see pod_views.PodView.substituted
+    dropped: str = ""  # see pod_views.PodView.dropped
 
 
 _DEPLOYMENT_LIKE = (TemplateSite(("spec",), ("template", "spec"), field_count((("replicas",), 1))),)
@@ -160,6 +161,10 @@ _KNATIVE = (
         "",
         views.slotted((views.Slot(("containers",), "user-container", is_list=True),)),
     ),
+)
+_SPARK = lambda prefix: (
+    TemplateSite(prefix, ("driver",), _constant(1), "driver", spark.pod_view("driver")),
+    TemplateSite(prefix, ("executor",), spark.executor_pods, "executor", spark.pod_view("executor")),
 )
 _ARGO = lambda prefix: (TemplateSite((*prefix, "templates", "[]"), (), _constant(1), "", views.argo_template),)
 
@@ -253,6 +258,9 @@ TEMPLATE_SITES: dict[tuple[str, str], tuple[TemplateSite, ...]] = {
     ("kubeflow.org", "Notebook"): (
         TemplateSite(("spec",), ("template", "spec"), lambda obj, owner: _notebook_pods(obj)),
     ),
+    # The Spark operator's driver and executor pods (kube/spark.py); a ScheduledSparkApplication runs its template.
+    (spark.GROUP, "SparkApplication"): _SPARK(("spec",)),
+    (spark.GROUP, "ScheduledSparkApplication"): _SPARK(("spec", "template")),
     ("production-stack.vllm.ai", "VLLMRuntime"): (
         TemplateSite(("spec",), (), views.vllm_runtime_pods, "", views.vllm_runtime),
     ),
@@ -463,6 +471,7 @@ def _pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
                         view.names,
                         substituted=view.substituted,
                         resources_from=site.resources_from,
+                        dropped=view.dropped,
                     )
 
 

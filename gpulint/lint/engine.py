@@ -668,10 +668,15 @@ def _as_written(obj: KubeObject, diagnostic: Diagnostic) -> Diagnostic:
     ``model`` container, an Argo template's container); it is dropped when the operator builds the
     field from others (a NIMService's spec.resources): gpulint cannot write that field for it."""
     where = written_path(obj.facts.sites(), diagnostic.path)
+    dropped = tuple(
+        site.dropped
+        for site in obj.facts.sites()
+        if site.dropped and diagnostic.path[: len(site.path)] == site.path and site.dropped not in diagnostic.notes
+    )
     diagnostic = replace(
         diagnostic,
         message=_written_text(obj, diagnostic.message),
-        notes=tuple(_written_text(obj, note) for note in diagnostic.notes),
+        notes=(*(_written_text(obj, note) for note in diagnostic.notes), *dropped),
     )
     if not where.moved and diagnostic.fix_path is None and not diagnostic.fix_appends:
         return diagnostic

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpulint.kube import kai_admission, knative, kserve, kserve_runtimes, mutating_webhooks, networks, trainjob
+from gpulint.kube import kai_admission, knative, kserve, kserve_runtimes, mutating_webhooks, networks, spark, trainjob
 from gpulint.kube.crd_templates import CrdTemplates, SchemaBound
 from gpulint.kube.dra import compute_domain
 from gpulint.kube.dra.gates import DraFeatures, gates_in_use
@@ -54,6 +54,8 @@ from gpulint.lint.world.kserve_install import FoundInstall, kserve_installs
 from gpulint.lint.world.operator_releases import knative_installs, kuberay_installs, kueue_installs
 from gpulint.lint.world.rejections import Rejection
 from gpulint.lint.world.shapes import PodShapes
+from gpulint.lint.world.spark_install import bound as bound_spark
+from gpulint.lint.world.spark_install import spark_switches
 
 if TYPE_CHECKING:  # the admission models are imported where a run meets a queue or a namespace policy
     from gpulint.kube.dra.devices import DraModel
@@ -779,6 +781,8 @@ class Resolver:
                 if runtime is not None:
                     return kserve.BoundInferenceService(data, runtime)
             return data
+        if data.get("kind") in spark.KINDS and str(data.get("apiVersion", "")).startswith(spark.GROUP + "/"):
+            return bound_spark(data, spark_switches(self.linted))
         return self._with_crd_templates(data)
 
     def kserve_installs(self) -> tuple[FoundInstall, ...]:
