@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gpulint.kube.fields import dig, integer, mapping, sequence, text
+from gpulint.kube.fields import decimal, dig, integer, mapping, sequence, text
 from gpulint.kube.pod_views import PodView, ViewBuilder
 from gpulint.kube.refs import Path
 
@@ -65,10 +65,6 @@ class BoundSparkApplication(dict[str, Any]):
         self.webhook_off = where
 
 
-def app_spec_path(kind: str) -> Path:
-    return ("spec", "template") if kind == "ScheduledSparkApplication" else ("spec",)
-
-
 def _java_mib(value: Any) -> int | None:
     """A Java memory string (``4g``, ``512m``; no unit: MiB) in MiB."""
     found = _JAVA_MEMORY.match(str(value)) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
@@ -81,18 +77,49 @@ def _conf(app: dict[str, Any]) -> dict[str, Any]:
     return mapping(app.get("sparkConf"))
 
 
+def _count(value: Any, default: int | None) -> int | None:
+    """An integer field, or a sparkConf value (text)."""
+    return decimal(value.strip()) if isinstance(value, str) else integer(value, default)
+
+
+def _setting(app: dict[str, Any], pod_spec: dict[str, Any], field: str, conf_key: str) -> Any:
+    """A role's setting: its SparkPodSpec field, else the sparkConf key (the operator passes sparkConf first, then
+    the role's fields as --conf: the field wins)."""
+    written = pod_spec.get(field)
+    return written if written not in (None, "") else _conf(app).get(conf_key)
+
+
+def _overhead_factor(app: dict[str, Any], role: str) -> float:
+    for value in (
+        app.get("memoryOverheadFactor"),
+        _conf(app).get(f"spark.{role}.memoryOverheadFactor"),
+        _conf(app).get("spark.kubernetes.memoryOverheadFactor"),
+    ):
+        try:
+            factor = float(str(value))
+        except ValueError:
+            continue
+        if 0 < factor < 1:
+            return factor
+    return OVERHEAD_FACTOR
+
+
 def _resources(app: dict[str, Any], role: str, pod_spec: dict[str, Any], webhook: bool) -> dict[str, Any]:
     requests: dict[str, Any] = {}
     limits: dict[str, Any] = {}
-    cores = text(pod_spec.get("coreRequest")) or str(integer(pod_spec.get("cores"), 1) or 1)
-    requests["cpu"] = cores
-    if text(pod_spec.get("coreLimit")):
-        limits["cpu"] = text(pod_spec["coreLimit"])
-    memory = _java_mib(pod_spec.get("memory") or "1g")
+    cores = _count(_setting(app, pod_spec, "cores", f"spark.{role}.cores"), 1) or 1
+    requests["cpu"] = text(_setting(app, pod_spec, "coreRequest", f"spark.kubernetes.{role}.request.cores")) or str(
+        cores
+    )
+    core_limit = text(_setting(app, pod_spec, "coreLimit", f"spark.kubernetes.{role}.limit.cores"))
+    if core_limit:
+        limits["cpu"] = core_limit
+    memory = _java_mib(_setting(app, pod_spec, "memory", f"spark.{role}.memory") or "1g")
     if memory is not None:
-        overhead = _java_mib(pod_spec["memoryOverhead"]) if pod_spec.get("memoryOverhead") else None
+        written = _setting(app, pod_spec, "memoryOverhead", f"spark.{role}.memoryOverhead")
+        overhead = _java_mib(written) if written not in (None, "") else None
         if overhead is None:
-            overhead = max(math.floor(memory * OVERHEAD_FACTOR), MIN_OVERHEAD_MIB)
+            overhead = max(math.floor(memory * _overhead_factor(app, role)), MIN_OVERHEAD_MIB)
         requests["memory"] = limits["memory"] = f"{memory + overhead}Mi"
     conf = _conf(app)
     prefix = f"spark.{role}.resource."
@@ -187,7 +214,7 @@ def executor_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
     if written is not None:
         return integer(written, None)
     if "spark.executor.instances" in conf:
-        return integer(conf["spark.executor.instances"], None)
+        return _count(conf["spark.executor.instances"], None)
     return DEFAULT_EXECUTORS
 
 

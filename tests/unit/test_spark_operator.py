@@ -1,0 +1,269 @@
+"""The Spark operator's SparkApplication as the pods Spark and the operator make (kube/spark.py), and its mutating
+webhook's switch (lint/world/spark_install.py): with the webhook known off, the fields only the webhook applies
+(tolerations, affinity, the role's nodeSelector, gpu, ...) never reach the pods. Shapes follow the operator's own
+examples (kubeflow/spark-operator v2.5.2 examples/, the v1beta2-1.3.8 chart's Deployment args) and the RAPIDS
+accelerator's Kubernetes guide (spark.executor.resource.gpu.* in sparkConf)."""
+
+from __future__ import annotations
+
+import yaml
+from conftest import check_serious
+
+from gpulint.kube.spark import BoundSparkApplication
+from gpulint.kube.workloads import pod_spec_sites
+
+# Two CPU nodes and two T4 nodes tainted nvidia.com/gpu=present:NoSchedule (a GPU pool created with a taint).
+INVENTORY = """
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: cpu-1
+    labels: {kubernetes.io/hostname: cpu-1, kubernetes.io/os: linux}
+  status:
+    allocatable: {cpu: "15", memory: 60Gi, pods: "110"}
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: cpu-2
+    labels: {kubernetes.io/hostname: cpu-2, kubernetes.io/os: linux}
+  status:
+    allocatable: {cpu: "15", memory: 60Gi, pods: "110"}
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gpu-1
+    labels: {kubernetes.io/hostname: gpu-1, kubernetes.io/os: linux, nvidia.com/gpu.product: Tesla-T4}
+  spec:
+    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+  status:
+    allocatable: {cpu: "47", memory: 186Gi, nvidia.com/gpu: "4", pods: "110"}
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gpu-2
+    labels: {kubernetes.io/hostname: gpu-2, kubernetes.io/os: linux, nvidia.com/gpu.product: Tesla-T4}
+  spec:
+    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+  status:
+    allocatable: {cpu: "47", memory: 186Gi, nvidia.com/gpu: "4", pods: "110"}
+"""
+
+# The v1 operator as the v1beta2-1.3.8 chart renders it; WEBHOOK_ARGS is what webhook.enable=true adds.
+OPERATOR = """
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: spark-operator
+  namespace: spark-operator
+spec:
+  selector:
+    matchLabels: {app.kubernetes.io/name: spark-operator}
+  template:
+    metadata:
+      labels: {app.kubernetes.io/name: spark-operator}
+    spec:
+      serviceAccountName: spark-operator
+      containers:
+      - name: spark-operator
+        image: ghcr.io/googlecloudplatform/spark-operator:v1beta2-1.3.8-3.1.1
+        args:
+        - -v=2
+        - -logtostderr
+        - -namespace=spark-jobs
+        - -enable-metrics=true{webhook}
+"""
+WEBHOOK_ARGS = """
+        - -enable-webhook=true
+        - -webhook-svc-namespace=spark-operator
+        - -webhook-port=8080"""
+
+# A RAPIDS job: each executor takes one GPU through Spark's resource conf, and tolerates the GPU nodes' taint.
+RAPIDS_APP = """
+apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata:
+  name: etl-gpu
+  namespace: spark-jobs
+spec:
+  type: Scala
+  mode: cluster
+  image: registry.example.com/spark-rapids:3.5.1
+  mainClass: com.example.Etl
+  mainApplicationFile: local:///opt/jobs/etl.jar
+  sparkVersion: 3.5.1
+  restartPolicy:
+    type: Never
+  sparkConf:
+    spark.plugins: com.nvidia.spark.SQLPlugin
+    spark.executor.resource.gpu.amount: "1"
+    spark.executor.resource.gpu.vendor: nvidia.com
+    spark.task.resource.gpu.amount: "0.25"
+  driver:
+    cores: 2
+    memory: 4g
+    serviceAccount: spark
+  executor:
+    instances: 4
+    cores: 4
+    memory: 24g
+    tolerations:
+    - key: nvidia.com/gpu
+      operator: Exists
+      effect: NoSchedule
+"""
+
+HELM_RELEASE = """
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: spark-operator
+  namespace: spark-operator
+spec:
+  interval: 10m
+  chart:
+    spec:
+      chart: spark-operator
+      version: 2.1.0
+      sourceRef: {kind: HelmRepository, name: spark-operator}
+  values:
+    spark:
+      jobNamespaces: [spark-jobs]
+    webhook:
+      enable: {enable}
+"""
+
+
+def operator(webhook: str) -> str:
+    return OPERATOR.replace("{webhook}", webhook)
+
+
+def helm_release(enable: str) -> str:
+    return HELM_RELEASE.replace("{enable}", enable)
+
+
+def _check(write, *documents: str) -> list[tuple]:
+    manifests = write("spark.yaml", "---\n".join(d.lstrip("\n") for d in documents))
+    inventory = write("inventory.yaml", INVENTORY)
+    return check_serious(str(manifests), "--inventory", str(inventory), fields=("line", "rule", "severity", "said"))
+
+
+def test_webhook_off_drops_the_executors_tolerations(repo, write):
+    found = _check(write, operator(""), RAPIDS_APP)
+    assert [(line, rule, severity) for line, rule, severity, _ in found] == [
+        (46, "gpu-unschedulable", "error")
+    ]  # executor:
+    said = found[0][3]
+    assert "the 'executor' pod template can never be scheduled on this cluster, even empty" in said
+    assert "2 node(s) had untolerated taint(s)" in said
+    assert (
+        "the Spark operator's mutating webhook is off (Deployment spark-operator/spark-operator runs the operator "
+        "without -enable-webhook, which defaults to false): the executor's tolerations never reach its pods" in said
+    )
+
+
+def test_webhook_on_keeps_them(repo, write):
+    assert _check(write, operator(WEBHOOK_ARGS), RAPIDS_APP) == []
+
+
+def test_webhook_unknown_judges_as_written(repo, write):
+    # No operator among the files: the SparkApplication is judged with the fields it writes (no guess).
+    assert _check(write, RAPIDS_APP) == []
+
+
+def test_chart_values_switch(repo, write):
+    found = _check(write, helm_release("false"), RAPIDS_APP)
+    assert [(rule, severity) for _, rule, severity, _ in found] == [("gpu-unschedulable", "error")]
+    assert "(HelmRelease spark-operator sets webhook.enable: false)" in found[0][3]
+    assert _check(write, helm_release("true"), RAPIDS_APP) == []
+
+
+def test_installs_that_disagree_or_do_not_say_leave_it_unknown(repo, write):
+    # One install off, another on: a repository is not one cluster.
+    both = (operator(""), helm_release("true"), RAPIDS_APP)
+    assert _check(write, *both) == []
+    # The v2 chart's controller Deployment has no such flag (its webhook is a Deployment of its own).
+    v2 = operator("").replace(
+        "        - -v=2\n", "        - controller\n        - start\n        - --zap-log-level=info\n"
+    )
+    assert _check(write, v2, RAPIDS_APP) == []
+    # A release whose values may come from elsewhere (valuesFrom), or that does not write the value.
+    from_elsewhere = helm_release("false").replace(
+        "  values:\n", "  valuesFrom:\n  - {kind: ConfigMap, name: spark-values}\n  values:\n"
+    )
+    assert _check(write, from_elsewhere, RAPIDS_APP) == []
+    unwritten = helm_release("false").replace("    webhook:\n      enable: false\n", "")
+    assert _check(write, unwritten, RAPIDS_APP) == []
+
+
+def test_the_untolerated_application_is_caught_whatever_the_switch(repo, write):
+    untolerated = RAPIDS_APP[: RAPIDS_APP.index("    tolerations:")]
+    found = _check(write, untolerated)
+    assert [(rule, severity) for _, rule, severity, _ in found] == [("gpu-unschedulable", "error")]
+    assert "webhook" not in found[0][3]
+
+
+def test_executors_beyond_the_gpus(repo, write):
+    # 12 executors of 1 GPU each on 8 GPUs: the instances are the pods counted.
+    found = _check(write, RAPIDS_APP.replace("instances: 4", "instances: 12"))
+    assert [(rule, severity) for _, rule, severity, _ in found] == [("gpu-unschedulable", "warning")]
+    assert "12 of these pods" in found[0][3]
+
+
+def _sites(text: str, where: str = ""):
+    data = yaml.safe_load(text)
+    return {s.role: s for s in pod_spec_sites(BoundSparkApplication(data, where) if where else data)}
+
+
+def test_pods_as_spark_builds_them():
+    sites = _sites(RAPIDS_APP)
+    assert {role: site.pods for role, site in sites.items()} == {"driver": 1, "executor": 4}
+    executor = sites["executor"].spec["containers"][0]
+    assert executor["name"] == "spark-kubernetes-executor"
+    # cores -> the cpu request; 24g + max(10%, 384 MiB) overhead -> memory; the resource conf -> the GPU limit
+    assert executor["resources"] == {
+        "requests": {"cpu": "4", "memory": "27033Mi"},
+        "limits": {"memory": "27033Mi", "nvidia.com/gpu": "1"},
+    }
+    assert sites["driver"].spec["containers"][0]["resources"]["requests"] == {"cpu": "2", "memory": "4505Mi"}
+    assert sites["executor"].spec["tolerations"][0]["key"] == "nvidia.com/gpu"
+
+
+def test_webhook_fields_and_their_absence():
+    app = RAPIDS_APP.replace(
+        "  executor:\n",
+        "  executor:\n    gpu: {name: nvidia.com/gpu, quantity: 2}\n    nodeSelector: {pool: gpu}\n"
+        "    coreRequest: 3500m\n    memoryOverhead: 2g\n",
+    ).replace("  driver:\n", "  nodeSelector: {zone: a}\n  driver:\n")
+    on = _sites(app)["executor"]
+    assert on.spec["nodeSelector"] == {"zone": "a", "pool": "gpu"}
+    assert on.spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 2  # addGPU over the conf's
+    assert on.spec["containers"][0]["resources"]["requests"] == {"cpu": "3500m", "memory": "26624Mi"}
+    off = _sites(app, "the chart")["executor"]
+    assert off.spec["nodeSelector"] == {"zone": "a"}  # the application's: spark.kubernetes.node.selector.*
+    assert "tolerations" not in off.spec
+    assert off.spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"  # the conf's alone
+    assert "(the chart): the executor's nodeSelector, tolerations, gpu never reach its pods" in off.dropped
+
+
+def test_counts_templates_and_scheduled():
+    dynamic = RAPIDS_APP.replace("  driver:\n", "  dynamicAllocation: {enabled: true, maxExecutors: 8}\n  driver:\n")
+    assert _sites(dynamic)["executor"].pods is None
+    default = RAPIDS_APP.replace("    instances: 4\n", "")
+    assert _sites(default)["executor"].pods == 2  # SchedulerBackendUtils.DEFAULT_NUMBER_EXECUTORS
+    by_conf = default.replace("  sparkConf:\n", '  sparkConf:\n    spark.executor.instances: "6"\n')
+    assert _sites(by_conf)["executor"].pods == 6
+    templated = RAPIDS_APP.replace("  executor:\n", "  executor:\n    template:\n      spec: {}\n")
+    assert set(_sites(templated)) == {"driver"}  # Spark merges a pod template: not modelled
+    data = yaml.safe_load(RAPIDS_APP)
+    scheduled = {
+        "apiVersion": "sparkoperator.k8s.io/v1beta2",
+        "kind": "ScheduledSparkApplication",
+        "metadata": data["metadata"],
+        "spec": {"schedule": "@every 1h", "template": data["spec"]},
+    }
+    sites = {s.role: s for s in pod_spec_sites(scheduled)}
+    assert sites["executor"].path == ("spec", "template", "executor")
+    assert sites["executor"].pods == 4
