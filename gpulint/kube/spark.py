@@ -14,7 +14,9 @@ chart: false) and, before v2, the operator's ``-enable-webhook`` flag (main.go, 
 Spark's own pod building (apache/spark v3.5.0 resource-managers/kubernetes BasicExecutorFeatureStep,
 BasicDriverFeatureStep, KubernetesUtils.buildResourcesQuantities): cpu request = coreRequest or cores (default 1),
 cpu limit = coreLimit, memory request and limit = memory (default 1g) + overhead (memoryOverhead, else the larger
-of 10% and 384 MiB - a lower bound: non-JVM applications may get 40%), and each
+of the overhead factor's share and 384 MiB; the factor spark.<role>.memoryOverheadFactor, else
+spark.kubernetes.memoryOverheadFactor, else 0.4 for a Python or R application and 0.1 for the JVM's:
+NON_JVM_MEMORY_OVERHEAD_FACTOR), the role's settings falling back to their sparkConf keys, and each
 ``spark.<role>.resource.<name>.amount`` with its ``.vendor`` a limit ``<vendor>/<name>``. Executors: instances,
 else spark.executor.instances, else 2 (SchedulerBackendUtils.DEFAULT_NUMBER_EXECUTORS); unknown with dynamic
 allocation.
@@ -53,6 +55,7 @@ _JAVA_MEMORY = re.compile(r"^\s*(\d+)\s*([kmgtp]?)b?\s*$", re.IGNORECASE)
 _MIB_PER_UNIT = {"": 1.0, "k": 1 / 1024, "m": 1.0, "g": 1024.0, "t": 1024.0**2, "p": 1024.0**3}
 MIN_OVERHEAD_MIB = 384
 OVERHEAD_FACTOR = 0.1
+NON_JVM_OVERHEAD_FACTOR = 0.4
 DEFAULT_EXECUTORS = 2
 
 
@@ -91,8 +94,8 @@ def _setting(app: dict[str, Any], pod_spec: dict[str, Any], field: str, conf_key
 
 def _overhead_factor(app: dict[str, Any], role: str) -> float:
     for value in (
-        app.get("memoryOverheadFactor"),
         _conf(app).get(f"spark.{role}.memoryOverheadFactor"),
+        app.get("memoryOverheadFactor"),  # passed as spark.kubernetes.memoryOverheadFactor, after sparkConf
         _conf(app).get("spark.kubernetes.memoryOverheadFactor"),
     ):
         try:
@@ -101,7 +104,7 @@ def _overhead_factor(app: dict[str, Any], role: str) -> float:
             continue
         if 0 < factor < 1:
             return factor
-    return OVERHEAD_FACTOR
+    return NON_JVM_OVERHEAD_FACTOR if text(app.get("type")) in ("Python", "R") else OVERHEAD_FACTOR
 
 
 def _resources(app: dict[str, Any], role: str, pod_spec: dict[str, Any], webhook: bool) -> dict[str, Any]:

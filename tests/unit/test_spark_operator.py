@@ -229,6 +229,12 @@ def test_pods_as_spark_builds_them():
     }
     assert sites["driver"].spec["containers"][0]["resources"]["requests"] == {"cpu": "2", "memory": "4505Mi"}
     assert sites["executor"].spec["tolerations"][0]["key"] == "nvidia.com/gpu"
+    # A PySpark application: NON_JVM_MEMORY_OVERHEAD_FACTOR (0.4) unless a factor is set
+    python = RAPIDS_APP.replace("  type: Scala\n", "  type: Python\n").replace("memory: 24g", "memory: 10g")
+    limits = _sites(python)["executor"].spec["containers"][0]["resources"]["limits"]
+    assert limits["memory"] == "14336Mi"
+    factor = python.replace("  sparkConf:\n", '  sparkConf:\n    spark.executor.memoryOverheadFactor: "0.2"\n')
+    assert _sites(factor)["executor"].spec["containers"][0]["resources"]["limits"]["memory"] == "12288Mi"
 
 
 def test_webhook_fields_and_their_absence():
