@@ -198,6 +198,18 @@ def test_installs_that_disagree_or_do_not_say_leave_it_unknown(repo, write):
     assert _check(write, unwritten, RAPIDS_APP) == []
 
 
+def test_the_operator_in_the_inventory(repo, write):
+    # The cluster's own operator Deployment (kubectl get deployments -o yaml) sets the switch.
+    manifests = write("spark.yaml", RAPIDS_APP)
+    nodes = write("inventory/nodes.yaml", INVENTORY)
+    deployments = write("inventory/deployments.yaml", operator(""))
+    found = check_serious(str(manifests), "--inventory", str(nodes), "--inventory", str(deployments))
+    assert [(rule, severity) for _, _, rule, severity, _ in found] == [("gpu-unschedulable", "error")]
+    assert "(Deployment spark-operator/spark-operator of the inventory runs the operator without" in found[0][4]
+    deployments.write_text(operator(WEBHOOK_ARGS), encoding="utf-8")
+    assert check_serious(str(manifests), "--inventory", str(nodes), "--inventory", str(deployments)) == []
+
+
 def test_the_untolerated_application_is_caught_whatever_the_switch(repo, write):
     untolerated = RAPIDS_APP[: RAPIDS_APP.index("    tolerations:")]
     found = _check(write, untolerated)

@@ -782,8 +782,16 @@ class Resolver:
                     return kserve.BoundInferenceService(data, runtime)
             return data
         if data.get("kind") in spark.KINDS and str(data.get("apiVersion", "")).startswith(spark.GROUP + "/"):
-            return bound_spark(data, spark_switches(self.linted))
+            return bound_spark(data, (*spark_switches(self.linted), *self._held_spark_switches))
         return self._with_crd_templates(data)
+
+    @cached_property
+    def _held_spark_switches(self) -> tuple[spark.WebhookSwitch, ...]:
+        """The Spark operator's webhook switch as the inventory's operator Deployments set it."""
+        found = (
+            spark.deployment_switch(data, f"{where} of the inventory") for data, where in self._cluster.deployments
+        )
+        return tuple(switch for switch in found if switch is not None)
 
     def kserve_installs(self) -> tuple[FoundInstall, ...]:
         """The KServe releases the linted files install (lint/world/kserve_install.py), and those the

@@ -1,4 +1,4 @@
-"""Whether the Spark operator's mutating webhook runs, as the linted files and the inventory set it (kube/spark.py):
+"""Whether the Spark operator's mutating webhook runs, as the linted files set it (kube/spark.py; the inventory's Deployments: inventory.py):
 the v1 operator Deployment's ``-enable-webhook`` flag, or a release of the ``spark-operator`` chart that writes
 ``webhook.enable``. A repository may hold several clusters' installs: the switch is known only when all agree."""
 
