@@ -1,6 +1,7 @@
-"""Whether the Spark operator's mutating webhook runs, as the linted files set it (kube/spark.py; the inventory's Deployments: inventory.py):
-the v1 operator Deployment's ``-enable-webhook`` flag, or a release of the ``spark-operator`` chart that writes
-``webhook.enable``. A repository may hold several clusters' installs: the switch is known only when all agree."""
+"""Whether the Spark operator's mutating webhook runs, as the linted files set it (kube/spark.py; the inventory's
+operator Deployments are read in inventory.py): the v1 operator Deployment's ``-enable-webhook`` flag, or a release of
+the ``spark-operator`` chart that writes ``webhook.enable``. A repository may hold several clusters' installs: the
+switch is known only when all agree."""
 
 from __future__ import annotations
 
