@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from gpulint.kube.fields import mapping, sequence
 from gpulint.lint.inputs.parsed_once import Parses
 from gpulint.lint.inputs.render import layout
-from gpulint.lint.inputs.render.flux_builds import FluxObjects, flux_objects
+from gpulint.lint.inputs.render.flux_builds import FluxObjects, built_with_component, flux_objects
 from gpulint.lint.inputs.render.noise import not_kubernetes
 from gpulint.lint.inputs.render.options import RenderOptions
 
@@ -143,6 +143,10 @@ class Renderer:
         if os.path.realpath(path) == os.path.realpath(found):  # named alone: its helmCharts, as its folder's walk
             sources.extend(self._chart_entries([(kustomization, os.path.normpath(path))]))
         if kustomization.data.get("kind") == "Component":
+            through = self._through_flux(kustomization, display, path)
+            if through is not None:
+                sources.append(through)
+                return True
             # kustomize builds a Component only inside an overlay that lists it (alone it refuses it: "expected
             # kind != 'Component'"), as the directory walk leaves it: its patch is checked as those overlays render
             # it, and another file it lists is read raw
@@ -198,6 +202,41 @@ class Renderer:
             + ", ".join(where for key, where in zip(keys, shown, strict=False) if self._builds.get(key, True))
         )
         return built
+
+    def _through_flux(self, component: layout.Kustomization, display: str, named: str) -> Source | None:
+        """A Component's file named alone, judged as the first overlay a Flux Kustomization builds with it builds it
+        (as the whole repository's walk says a component's findings once, from the first render built with it), its
+        findings limited to the Component's files; None when no Flux Kustomization appends it or none of those
+        overlays builds with it (the file is then read as before)."""
+        from gpulint.lint.inputs.render.view import boundary
+
+        if not self.enabled or self.kustomize_tool() is None:
+            return None
+        tree = boundary(component.directory, named)  # what the overlay's render reads: the work tree
+        users = built_with_component(component.directory, tree, self.flux_objects(tree))
+        own = frozenset(layout.consumed_files([component]))
+        tried = 0
+        for folder in users:
+            found = layout.kustomization_file(folder)
+            if found is None or tried >= layout.MAX_BUILDERS or not self._first_time(folder):
+                continue
+            tried += 1
+            where = os.path.normpath(os.path.join(display, os.path.relpath(folder, component.directory)))
+            job = self._overlay(layout.read_kustomization(found), where, named)
+            source = job() if job is not None else None
+            result = source.rendered if source is not None else None
+            if (
+                result is None
+                or result.problems
+                or os.path.realpath(component.directory) not in {os.path.realpath(c) for c in result.components}
+            ):
+                continue
+            result.reported = own  # the overlay's other resources are their own units'
+            self.collection.debug_notes.append(
+                f"{display}: a kustomize Component, checked as {where} builds it with it (Flux spec.components)"
+            )
+            return source
+        return None
 
     def _neighbours(self, directory: str) -> list[layout.Kustomization]:
         """The kustomizations under the folder above an overlay's (its siblings' and their subfolders'), where the

@@ -63,6 +63,25 @@ def flux_components(overlay: str, repository: str, objects: FluxObjects | None =
     return _building(overlay, repository, with_components=True, objects=objects)
 
 
+def built_with_component(component: str, repository: str, objects: FluxObjects | None = None) -> list[str]:
+    """The folders (real paths, sorted as a walk meets them) Flux Kustomizations of the repository build with the
+    component folder ``component`` appended (a literal ``spec.path``, an entry of ``spec.components`` that names it):
+    kustomize builds a Component only inside an overlay, so these are what it is judged through."""
+    top, wanted = os.path.realpath(repository), os.path.realpath(component)
+    found: set[str] = set()
+    for _, data, _, _ in (objects or flux_objects(top)).kustomizations:
+        path, components = dig(data, "spec", "path"), dig(data, "spec", "components")
+        if not isinstance(path, str) or _VARIABLE.search(path) or not isinstance(components, list):
+            continue
+        folder = os.path.realpath(os.path.join(top, path.strip()))
+        if folder == top or not is_within(folder, top) or not os.path.isdir(folder):
+            continue
+        named = (os.path.realpath(os.path.join(folder, c)) for c in components if isinstance(c, str) and c)
+        if wanted in named:
+            found.add(folder)
+    return sorted(found)
+
+
 def flux_kustomizations(
     overlay: str, repository: str, objects: FluxObjects | None = None
 ) -> list[tuple[dict[str, Any], str]]:

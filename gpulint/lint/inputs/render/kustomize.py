@@ -39,7 +39,7 @@ from gpulint.lint.inputs.render.layout import (
 )
 from gpulint.lint.inputs.render.options import RenderOptions
 from gpulint.lint.inputs.render.rendered import Rendered, RenderProblem, mapped, stopped
-from gpulint.lint.inputs.render.tools import Tool, run
+from gpulint.lint.inputs.render.tools import Result, Tool, run
 from gpulint.lint.inputs.render.view import View, ViewError, boundary, left_out
 from gpulint.lint.paths import is_within
 
@@ -177,7 +177,8 @@ def render_overlay(
             )
         if refused or generated:
             return rendered
-        flux = flux_build(directory, view.repository, flux_index(os.path.realpath(view.repository)))
+        objects = flux_index(os.path.realpath(view.repository))
+        flux = flux_build(directory, view.repository, objects)
         if flux is not None and flux.target_namespace is not None and kustomization_file(directory) is not None:
             _in_view_copy(view, own, namespace=flux.target_namespace)
         wrapper = os.path.join(temporary, "wrapper")
@@ -190,35 +191,39 @@ def render_overlay(
                 f"resources:\n- {_quoted(target)}\n"
                 "buildMetadata: [originAnnotations, transformerAnnotations]\n"
             )
-        result = run(
-            build_argv(wrapper, options, kustomize, helm),
-            cwd=copied,
-            timeout=options.timeout,
-            git_protocols="https" if options.remote_bases else "",
-        )
+
+        def build() -> Result:
+            return run(
+                build_argv(wrapper, options, kustomize, helm),
+                cwd=copied,
+                timeout=options.timeout,
+                git_protocols="https" if options.remote_bases else "",
+            )
+
+        # built as Flux builds it: with the components its Kustomization appends (the copy's file kept to go back)
+        as_copied = _contents(view.inside(own))
+        components = _with_flux_components(view, directory, objects) if as_copied is not None else ()
+        result = build()
         what = "kustomize build" if kustomize.name == "kustomize" else "kubectl kustomize"
         unfinished = stopped(result, own_display, what, "overlay", options.timeout)
         if unfinished is not None:
             rendered.problems.append(unfinished)
             return rendered
-        if result.returncode != 0:
-            components = _with_flux_components(view, directory, view.unmasked(result.stderr))
-            completed = (
-                run(
-                    build_argv(wrapper, options, kustomize, helm),
-                    cwd=copied,
-                    timeout=options.timeout,
-                    git_protocols="https" if options.remote_bases else "",
-                )
-                if components
-                else None
-            )
-            if completed is None or completed.returncode != 0 or completed.timed_out or completed.too_large:
-                rendered.problems.append(
-                    _failure(what, view.unmasked(result.stderr), directory, display, own, own_display, view.repository)
-                )
+        if components and result.returncode != 0:
+            # Flux would refuse it too; the overlay as kubectl builds it is what can be said of
+            with open(view.inside(own), "wb") as restored:
+                restored.write(as_copied or b"")
+            result, components = build(), ()
+            unfinished = stopped(result, own_display, what, "overlay", options.timeout)
+            if unfinished is not None:
+                rendered.problems.append(unfinished)
                 return rendered
-            result, rendered.components = completed, components
+        if result.returncode != 0:
+            rendered.problems.append(
+                _failure(what, view.unmasked(result.stderr), directory, display, own, own_display, view.repository)
+            )
+            return rendered
+        rendered.components = components
         places = _Places(os.path.abspath(directory), display, wrapper, view)
     rendered.output = substitute(result.stdout, flux, rendered.substituted) if flux is not None else result.stdout
     rendered.mapper = partial(map_documents, places=places)
@@ -293,16 +298,14 @@ def _copy_overlay(view: View, directory: str) -> tuple[Entries, Entries, Generat
     return outside, remote, generated
 
 
-def _with_flux_components(view: View, directory: str, stderr: str) -> tuple[str, ...]:
-    """When the build missed a patch's target and a Flux Kustomization of the repository builds the overlay's folder
-    with components, the overlay as Flux builds it: those components (inside the repository, each a kustomize
-    Component, copied with what they read) appended to the copy's kustomization, never to the user's file (fluxcd/pkg
-    kustomize v1.39.0, kustomize_generator.go appends ``spec.components`` as listed, relative to ``spec.path``, and
-    skips an absent one under ``spec.ignoreMissingComponents``). Returns the components' folders; () when it does not
-    apply or a component is missing, outside the repository, remote or no Component: the overlay stays unchecked."""
-    if _TARGET_MISSING.search(stderr) is None:
-        return ()
-    flux = flux_components(directory, view.repository)
+def _with_flux_components(view: View, directory: str, objects: FluxObjects) -> tuple[str, ...]:
+    """When a Flux Kustomization of the repository builds the overlay's folder with components, the overlay as Flux
+    builds it: those components (inside the repository, each a kustomize Component, copied with what they read)
+    appended to the copy's kustomization, never to the user's file (fluxcd/pkg kustomize v1.39.0,
+    kustomize_generator.go appends ``spec.components`` as listed, relative to ``spec.path``, and skips an absent one
+    under ``spec.ignoreMissingComponents``). Returns the components' folders; () when it does not apply or a
+    component is missing, outside the repository, remote or no Component: the overlay is built as written."""
+    flux = flux_components(directory, view.repository, objects)
     own = kustomization_file(directory)
     if flux is None or own is None:
         return ()
@@ -329,6 +332,14 @@ def _with_flux_components(view: View, directory: str, stderr: str) -> tuple[str,
     listed = read_kustomization(view.inside(own)).data.get("components")
     _in_view_copy(view, own, components=[*(listed if isinstance(listed, list) else []), *entries])
     return tuple(folders)
+
+
+def _contents(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 def _in_view_copy(view: View, own: str, **fields: Any) -> None:
