@@ -141,3 +141,79 @@ def test_an_overlay_that_fails_with_its_component_is_checked_as_written(repo, re
     write_tree(repo, files)
     found = check_serious("kubernetes/apps", "--kubectl", render_tools["kubectl"])
     assert found == [], found
+
+
+# ------------------------------------------ one substituteFrom ConfigMap per cluster (joryirving's cluster-info)
+
+
+def cluster(name: str, gpus: str) -> dict[str, str]:
+    """``flux bootstrap --path=kubernetes/clusters/<name>``: the cluster's apps Kustomization builds a folder with no
+    kustomization (Flux generates one listing the folders below that hold one) and substitutes from the ConfigMap
+    beside it, one of that name per cluster."""
+    return {
+        f"kubernetes/clusters/{name}/apps.yaml": f"""
+            apiVersion: kustomize.toolkit.fluxcd.io/v1
+            kind: Kustomization
+            metadata:
+              name: cluster-apps
+              namespace: flux-system
+            spec:
+              interval: 1h
+              path: ./kubernetes/apps/{name}
+              postBuild:
+                substituteFrom:
+                  - kind: ConfigMap
+                    name: cluster-info
+              sourceRef:
+                kind: GitRepository
+                name: flux-system
+            """,
+        f"kubernetes/clusters/{name}/cluster-info.yaml": f"""
+            apiVersion: v1
+            kind: ConfigMap
+            metadata:
+              name: cluster-info
+              namespace: flux-system
+            data:
+              CLUSTER: {name}
+              GPUS: "{gpus}"
+            """,
+        f"kubernetes/apps/{name}/media/kustomization.yaml": """
+            resources:
+              - ./transcode.yaml
+            """,
+        f"kubernetes/apps/{name}/media/transcode.yaml": COMPONENT[WORKER].replace("${APP}", "${CLUSTER}"),
+    }
+
+
+def test_each_cluster_substitutes_from_its_own_config_map(repo, render_tools):
+    # main's cluster-info gives a limit below the request: refused there; lab's covers it
+    write_tree(repo, {**cluster("main", "0"), **cluster("lab", "1")})
+    found = check_serious(".", "--kubectl", render_tools["kubectl"])
+    assert rules(found) == [("kubernetes/apps/main/media/transcode.yaml", "gpu-request-without-limit")], found
+    alone = check_serious("kubernetes/apps/main/media/transcode.yaml", "--kubectl", render_tools["kubectl"])
+    assert alone == found
+
+
+def test_a_config_map_several_folders_hold_outside_the_clusters_stays_unknown(repo, render_tools):
+    # trap: the apps Kustomization is not in a clusters/<name> folder and the ConfigMap is in two places
+    files = {
+        name.replace("kubernetes/clusters/main/", "kubernetes/flux/"): text
+        for name, text in cluster("main", "0").items()
+    }
+    files["kubernetes/examples/cluster-info.yaml"] = files["kubernetes/flux/cluster-info.yaml"]
+    write_tree(repo, files)
+    assert check_serious(".", "--kubectl", render_tools["kubectl"]) == []
+    del files["kubernetes/examples/cluster-info.yaml"]
+    write_tree(repo, files)
+    (repo / "kubernetes/examples/cluster-info.yaml").unlink()
+    found = check_serious(".", "--kubectl", render_tools["kubectl"])
+    assert rules(found) == [("kubernetes/apps/main/media/transcode.yaml", "gpu-request-without-limit")], found
+
+
+def test_a_folder_below_one_with_its_own_kustomization_is_not_in_the_generated_build(repo, render_tools):
+    # trap: kubernetes/apps/main holds a kustomization that does not list media/: Flux builds only what it lists
+    files = {**cluster("main", "0"), **cluster("lab", "1")}
+    files["kubernetes/apps/main/kustomization.yaml"] = "resources: []\n"
+    write_tree(repo, files)
+    assert check_serious(".", "--kubectl", render_tools["kubectl"]) == []

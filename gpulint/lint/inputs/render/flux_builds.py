@@ -24,6 +24,7 @@ from typing import Any
 from gpulint.kube.fields import dig
 from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
 from gpulint.lint.inputs.loader import load_bytes
+from gpulint.lint.inputs.render.layout import KUSTOMIZATION_FILES
 from gpulint.lint.inputs.sources import SourceError
 from gpulint.lint.paths import is_within
 
@@ -82,10 +83,33 @@ def built_with_component(component: str, repository: str, objects: FluxObjects |
     return sorted(found)
 
 
+# a Flux bootstrap folder: clusters/<name>/... (flux bootstrap --path=clusters/<name>), as terraform_clusters reads it
+_CLUSTERS_FOLDER = re.compile(r"^(?:.*/)?clusters/[^/]+(?=/)")
+
+
+def cluster_folder(file: str, top: str, objects: FluxObjects) -> str | None:
+    """The ``clusters/<name>`` folder (relative to the repository at ``top``, a real path) of the cluster the file at
+    ``file`` (relative) deploys to: the one it is in, else the one whose Flux Kustomizations alone build a folder
+    above it; None when none or several do."""
+    own = _CLUSTERS_FOLDER.match(file)
+    if own is not None:
+        return own.group()
+    folder = os.path.dirname(file).replace(os.sep, "/")
+    building = set()
+    for path, data, _, _ in objects.kustomizations:
+        cluster = _CLUSTERS_FOLDER.match(os.path.relpath(path, top).replace(os.sep, "/"))
+        if cluster is not None and _covers(dig(data, "spec", "path"), folder):
+            building.add(cluster.group())
+    return building.pop() if len(building) == 1 else None
+
+
 def flux_kustomizations(
     overlay: str, repository: str, objects: FluxObjects | None = None
 ) -> list[tuple[dict[str, Any], str]]:
-    """Each Flux Kustomization of the repository whose ``spec.path`` is the overlay's folder itself, with
+    """Each Flux Kustomization of the repository that builds the overlay's folder as its own: its ``spec.path`` is
+    that folder, or a folder above with no kustomization, where kustomize-controller generates one listing each
+    folder below that holds a kustomization, the topmost only (fluxcd/pkg kustomize v1.39.0, kustomize_generator.go
+    ``generateKustomization``: a folder with a kustomization file is listed and not descended into); with
     ``FILE:LINE`` (relative to the repository) of its ``spec.path``."""
     overlay, top = os.path.realpath(overlay), os.path.realpath(repository)
     if not is_within(overlay, top) or overlay == top:
@@ -95,7 +119,23 @@ def flux_kustomizations(
         (data, f"{os.path.relpath(path, top)}:{line}")
         for path, data, line, _ in (objects or flux_objects(top)).kustomizations
         if _covers(dig(data, "spec", "path"), relative, exact=True)
+        or _generated_over(dig(data, "spec", "path"), relative, top)
     ]
+
+
+def _generated_over(path: object, overlay: str, top: str) -> bool:
+    """Whether ``path`` (a Flux ``spec.path``) is a folder above the overlay with no kustomization, none between them
+    holding one either: the kustomization Flux generates there lists the overlay."""
+    if not _covers(path, overlay) or _covers(path, overlay, exact=True):
+        return False
+    assert isinstance(path, str)
+    depth = len([part for part in path.strip().split("/") if part not in ("", ".")])
+    parts = overlay.split("/")
+    return not any(_holds_kustomization(os.path.join(top, *parts[:level])) for level in range(depth, len(parts)))
+
+
+def _holds_kustomization(folder: str) -> bool:
+    return any(os.path.isfile(os.path.join(folder, name)) for name in KUSTOMIZATION_FILES)
 
 
 def parents_patches(

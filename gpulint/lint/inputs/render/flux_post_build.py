@@ -28,7 +28,13 @@ from typing import Any
 from gpulint.kube.embedded import NotParsed, load_embedded
 from gpulint.kube.fields import dig
 from gpulint.lint.inputs.loader import load_bytes
-from gpulint.lint.inputs.render.flux_builds import FluxObjects, flux_kustomizations, flux_objects, parents_patches
+from gpulint.lint.inputs.render.flux_builds import (
+    FluxObjects,
+    cluster_folder,
+    flux_kustomizations,
+    flux_objects,
+    parents_patches,
+)
 
 _DISABLED = "kustomize.toolkit.fluxcd.io/substitute"
 # kustomize_varsub.go varsubRegex: a name outside it makes Flux refuse the Kustomization
@@ -79,7 +85,11 @@ def flux_build(overlay: str, repository: str, objects: FluxObjects | None = None
     complete = True
     sources = post_build.get("substituteFrom")
     for source in sources if isinstance(sources, list) else []:
-        found_values = _config_map(source, _namespace(data), objects) if isinstance(source, dict) else None
+        found_values = (
+            _config_map(source, _namespace(data), objects, (at.rsplit(":", 1)[0], os.path.realpath(repository)))
+            if isinstance(source, dict)
+            else None
+        )
         if found_values is None:  # a Secret, or a ConfigMap not known: it may set any variable
             variables, complete = {}, False
             continue
@@ -202,10 +212,13 @@ def _namespace(data: dict[str, Any]) -> str | None:
 
 
 def _config_map(
-    source: dict[str, Any], namespace: str | None, objects: FluxObjects
+    source: dict[str, Any], namespace: str | None, objects: FluxObjects, where: tuple[str, str]
 ) -> tuple[dict[str, str | None], str] | None:
     """The data of the one ConfigMap of the repository ``source`` names (a value with ``${`` in it as None: another
-    Kustomization may fill it in), and how it is shown; None for a Secret or a ConfigMap not found exactly once."""
+    Kustomization may fill it in), and how it is shown; None for a Secret or a ConfigMap not found exactly once, or
+    once in the ``clusters/<name>`` folder of the cluster the Kustomization deploys to (``where``: its file, relative
+    to the repository, and the repository): one folder per
+    cluster, as ``flux bootstrap --path=clusters/<name>`` lays them out, each applying its own."""
     name = source.get("name")
     if source.get("kind") != "ConfigMap" or not isinstance(name, str) or not name:
         return None
@@ -214,6 +227,9 @@ def _config_map(
         for data, at in objects.config_maps
         if dig(data, "metadata", "name") == name and _namespace(data) in (None, namespace)
     ]
+    cluster = cluster_folder(*where, objects) if len(found) > 1 else None
+    if cluster is not None:
+        found = [(data, at) for data, at in found if at.startswith(cluster + "/")]
     if len(found) != 1:
         return None
     data, at = found[0]
