@@ -217,3 +217,108 @@ def test_a_folder_below_one_with_its_own_kustomization_is_not_in_the_generated_b
     files["kubernetes/apps/main/kustomization.yaml"] = "resources: []\n"
     write_tree(repo, files)
     assert check_serious(".", "--kubectl", render_tools["kubectl"]) == []
+
+
+# ------------------------------------------ spec.commonMetadata: set on every object Flux applies
+
+TRAIN = {
+    "apps/train/ks.yaml": """
+        apiVersion: kustomize.toolkit.fluxcd.io/v1
+        kind: Kustomization
+        metadata:
+          name: train
+          namespace: flux-system
+        spec:
+          interval: 1h
+          path: ./apps/train/app
+          targetNamespace: ml
+          commonMetadata:
+            {field}:
+              kueue.x-k8s.io/queue-name: gpu
+          sourceRef:
+            kind: GitRepository
+            name: flux-system
+        """,
+    "apps/train/app/kustomization.yaml": """
+        resources:
+          - ./job.yaml
+          - ./queue.yaml
+        """,
+    "apps/train/app/queue.yaml": """
+        apiVersion: kueue.x-k8s.io/v1beta1
+        kind: LocalQueue
+        metadata:
+          name: gpu
+        spec:
+          clusterQueue: cluster-gpu
+        ---
+        apiVersion: kueue.x-k8s.io/v1beta1
+        kind: ClusterQueue
+        metadata:
+          name: cluster-gpu
+        spec:
+          namespaceSelector: {}
+          resourceGroups:
+            - coveredResources: [nvidia.com/gpu]
+              flavors:
+                - name: default-flavor
+                  resources:
+                    - name: nvidia.com/gpu
+                      nominalQuota: 8
+        ---
+        apiVersion: kueue.x-k8s.io/v1beta1
+        kind: ResourceFlavor
+        metadata:
+          name: default-flavor
+        """,
+    "apps/train/app/job.yaml": """
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: train
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+                - name: train
+                  image: ghcr.io/example/train:v1
+                  resources:
+                    limits: {nvidia.com/gpu: 1}
+        """,
+}
+
+
+def train(field: str) -> dict[str, str]:
+    return {**TRAIN, "apps/train/ks.yaml": TRAIN["apps/train/ks.yaml"].replace("{field}", field)}
+
+
+def test_a_queue_flux_gives_as_an_annotation_is_not_read_by_kueue(repo, render_tools):
+    write_tree(repo, train("annotations"))
+    found = check_serious(".", "--kubectl", render_tools["kubectl"])
+    assert rules(found) == [("apps/train/app/job.yaml", "queue-reference-invalid")], found
+    assert check_serious("apps/train/app/job.yaml", "--kubectl", render_tools["kubectl"]) == found
+
+
+def test_a_queue_flux_gives_as_a_label_is_clean(repo, render_tools):
+    write_tree(repo, train("labels"))
+    assert check_serious(".", "--kubectl", render_tools["kubectl"]) == []
+    # the label is read: a ClusterQueue that covers no GPU can never admit the Job
+    files = train("labels")
+    files["apps/train/app/queue.yaml"] = (
+        files["apps/train/app/queue.yaml"]
+        .replace("coveredResources: [nvidia.com/gpu]", "coveredResources: [cpu]")
+        .replace("name: nvidia.com/gpu", "name: cpu")
+    )
+    write_tree(repo, files)
+    found = check_serious(".", "--kubectl", render_tools["kubectl"])
+    assert rules(found) == [("apps/train/app/job.yaml", "queue-unadmittable")], found
+
+
+def test_common_metadata_of_a_kustomization_building_another_folder_is_not_applied(repo, render_tools):
+    # trap: the Kustomization builds the folder above, which holds its own kustomization not listing app/
+    files = train("annotations")
+    files["apps/train/ks.yaml"] = files["apps/train/ks.yaml"].replace("./apps/train/app", "./apps/train")
+    files["apps/train/kustomization.yaml"] = "resources: []\n"
+    write_tree(repo, files)
+    assert check_serious(".", "--kubectl", render_tools["kubectl"]) == []

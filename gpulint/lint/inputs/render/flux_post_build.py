@@ -58,6 +58,9 @@ class FluxBuild:
     variables: Mapping[str, Variable] = field(default_factory=dict)
     # every variable is known: no Secret, every ConfigMap in the files; an unset variable then takes its default
     complete: bool = True
+    # spec.commonMetadata: labels and annotations set on every object's own metadata (never a template's or a
+    # selector's), a key already there overridden (fluxcd/pkg ssa utils.go SetCommonMetadata, at apply time)
+    common_metadata: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {})
 
 
 def flux_build(overlay: str, repository: str, objects: FluxObjects | None = None) -> FluxBuild | None:
@@ -72,15 +75,19 @@ def flux_build(overlay: str, repository: str, objects: FluxObjects | None = None
         found.append((patched, at))
     if not found:
         return None
-    specs = {repr((dig(data, "spec", "targetNamespace"), dig(data, "spec", "postBuild"))) for data, _ in found}
-    if len(specs) != 1:
+    fields = ("targetNamespace", "postBuild", "commonMetadata")
+    if len({repr([dig(data, "spec", name) for name in fields]) for data, _ in found}) != 1:
         return None
     data, at = found[0]
     namespace = dig(data, "spec", "targetNamespace")
     post_build = dig(data, "spec", "postBuild")
     target = namespace if isinstance(namespace, str) and namespace else None
+    common = (
+        _strings(dig(data, "spec", "commonMetadata", "labels")),
+        _strings(dig(data, "spec", "commonMetadata", "annotations")),
+    )
     if not isinstance(post_build, dict):
-        return FluxBuild(at, target, False)
+        return FluxBuild(at, target, False, common_metadata=common)
     variables: dict[str, Variable] = {}
     complete = True
     sources = post_build.get("substituteFrom")
@@ -102,11 +109,23 @@ def flux_build(overlay: str, repository: str, objects: FluxObjects | None = None
     inline = post_build.get("substitute")
     for name, value in (inline if isinstance(inline, dict) else {}).items():
         if not isinstance(value, str):
-            return FluxBuild(at, target, False)  # Flux refuses a substitute that is no string map
+            return FluxBuild(at, target, False, common_metadata=common)  # Flux refuses a substitute no string map
         variables[str(name)] = Variable(value.replace("\n", ""), f"spec.postBuild.substitute ({at.rsplit(':', 1)[0]})")
     if any(_NAME.fullmatch(name) is None for name in variables):
         return FluxBuild(at, target, False)  # Flux refuses the Kustomization: nothing it builds is known
-    return FluxBuild(at, target, True, variables, complete)
+    return FluxBuild(at, target, True, variables, complete, common)
+
+
+def _strings(values: object) -> dict[str, str]:
+    """A commonMetadata map as Flux applies it: string keys and values only (its API types are map[string]string);
+    one with a variable is left out (Flux sets them after substitution, as written)."""
+    if not isinstance(values, dict):
+        return {}
+    return {
+        key: value
+        for key, value in values.items()
+        if isinstance(key, str) and isinstance(value, str) and "$" not in key + value
+    }
 
 
 def _patched(data: dict[str, Any], file: str, repository: str, objects: FluxObjects) -> dict[str, Any] | None:

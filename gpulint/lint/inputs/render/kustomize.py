@@ -16,7 +16,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -181,6 +181,8 @@ def render_overlay(
         flux = flux_build(directory, view.repository, objects)
         if flux is not None and flux.target_namespace is not None and kustomization_file(directory) is not None:
             _in_view_copy(view, own, namespace=flux.target_namespace)
+        if flux is not None and any(flux.common_metadata) and kustomization_file(directory) is not None:
+            _with_common_metadata(view, own, *flux.common_metadata)
         wrapper = os.path.join(temporary, "wrapper")
         os.mkdir(wrapper)
         copied = view.inside(directory)
@@ -332,6 +334,38 @@ def _with_flux_components(view: View, directory: str, objects: FluxObjects) -> t
     listed = read_kustomization(view.inside(own)).data.get("components")
     _in_view_copy(view, own, components=[*(listed if isinstance(listed, list) else []), *entries])
     return tuple(folders)
+
+
+# Flux's commonMetadata as kustomize transformers: each object's own metadata only (fieldSpecs), not the templates and
+# selectors kustomize's labels/commonAnnotations fields also reach
+_COMMON_METADATA = (("LabelTransformer", "labels"), ("AnnotationsTransformer", "annotations"))
+
+
+def _with_common_metadata(view: View, own: str, labels: Mapping[str, str], annotations: Mapping[str, str]) -> None:
+    """The view's copy of the overlay's kustomization with transformers that set the Flux Kustomization's
+    ``spec.commonMetadata`` on every object, as kustomize-controller sets it when it applies them."""
+    copy = read_kustomization(view.inside(own))
+    if copy.problem or not copy.data:
+        return
+    listed = copy.data.get("transformers")
+    added: list[str] = []
+    for (kind, key), values in zip(_COMMON_METADATA, (labels, annotations), strict=True):
+        if not values:
+            continue
+        name = f"gpulint-flux-common-{key}.yaml"
+        with open(os.path.join(os.path.dirname(view.inside(own)), name), "w", encoding="utf-8") as handle:
+            json.dump(
+                {
+                    "apiVersion": "builtin",
+                    "kind": kind,
+                    "metadata": {"name": f"flux-common-metadata-{key}"},
+                    key: dict(values),
+                    "fieldSpecs": [{"path": f"metadata/{key}", "create": True}],
+                },
+                handle,
+            )
+        added.append(name)
+    _in_view_copy(view, own, transformers=[*(listed if isinstance(listed, list) else []), *added])
 
 
 def _contents(path: str) -> bytes | None:
