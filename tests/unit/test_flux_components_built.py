@@ -303,13 +303,10 @@ def test_a_queue_flux_gives_as_an_annotation_is_not_read_by_kueue(repo, render_t
 def test_a_queue_flux_gives_as_a_label_is_clean(repo, render_tools):
     write_tree(repo, train("labels"))
     assert check_serious(".", "--kubectl", render_tools["kubectl"]) == []
-    # the label is read: a ClusterQueue that covers no GPU can never admit the Job
+    # the label is read: a ClusterQueue with no resource groups can never admit the Job
     files = train("labels")
-    files["apps/train/app/queue.yaml"] = (
-        files["apps/train/app/queue.yaml"]
-        .replace("coveredResources: [nvidia.com/gpu]", "coveredResources: [cpu]")
-        .replace("name: nvidia.com/gpu", "name: cpu")
-    )
+    queues = files["apps/train/app/queue.yaml"]
+    files["apps/train/app/queue.yaml"] = queues[: queues.index("resourceGroups:")] + "resourceGroups: []\n"
     write_tree(repo, files)
     found = check_serious(".", "--kubectl", render_tools["kubectl"])
     assert rules(found) == [("apps/train/app/job.yaml", "queue-unadmittable")], found
