@@ -109,17 +109,24 @@ def flux_kustomizations(
     """Each Flux Kustomization of the repository that builds the overlay's folder as its own: its ``spec.path`` is
     that folder, or a folder above with no kustomization, where kustomize-controller generates one listing each
     folder below that holds a kustomization, the topmost only (fluxcd/pkg kustomize v1.39.0, kustomize_generator.go
-    ``generateKustomization``: a folder with a kustomization file is listed and not descended into); with
-    ``FILE:LINE`` (relative to the repository) of its ``spec.path``."""
+    ``generateKustomization``: a folder with a kustomization file is listed and not descended into), those only
+    when none of the first kind is; with ``FILE:LINE`` (relative to the repository) of its ``spec.path``."""
     overlay, top = os.path.realpath(overlay), os.path.realpath(repository)
     if not is_within(overlay, top) or overlay == top:
         return []
     relative = os.path.relpath(overlay, top).replace(os.sep, "/")
-    return [
-        (data, f"{os.path.relpath(path, top)}:{line}")
-        for path, data, line, _ in (objects or flux_objects(top)).kustomizations
+    found = (objects or flux_objects(top)).kustomizations
+    own = [
+        (data, f"{os.path.relpath(p, top)}:{line}")
+        for p, data, line, _ in found
         if _covers(dig(data, "spec", "path"), relative, exact=True)
-        or _generated_over(dig(data, "spec", "path"), relative, top)
+    ]
+    if own:  # a Kustomization of the overlay's own: an ancestor's generated build of it is a layout's accident
+        return own
+    return [
+        (data, f"{os.path.relpath(p, top)}:{line}")
+        for p, data, line, _ in found
+        if _generated_over(dig(data, "spec", "path"), relative, top)
     ]
 
 
