@@ -319,3 +319,20 @@ def test_common_metadata_of_a_kustomization_building_another_folder_is_not_appli
     files["apps/train/kustomization.yaml"] = "resources: []\n"
     write_tree(repo, files)
     assert check_serious(".", "--kubectl", render_tools["kubectl"]) == []
+
+
+def test_two_files_of_a_component_named_together_say_its_finding_once(repo, render_tools):
+    # pre-commit names every changed file: the component is judged through one build, once
+    files = tree("0")
+    files["kubernetes/components/gpu/kustomization.yaml"] += "  - ./service.yaml\n"
+    files["kubernetes/components/gpu/service.yaml"] = APP["kubernetes/apps/media/jellyfin/app/service.yaml"].replace(
+        "name: jellyfin", "name: ${APP}-transcode"
+    )
+    files |= {  # a second app built with it: each named file is not judged again through the other
+        name.replace("jellyfin", "plex"): text.replace("jellyfin", "plex")
+        for name, text in files.items()
+        if name.startswith("kubernetes/apps/media/jellyfin/")
+    }
+    write_tree(repo, files)
+    found = check_serious(WORKER, "kubernetes/components/gpu/service.yaml", "--kubectl", render_tools["kubectl"])
+    assert rules(found) == [(WORKER, "gpu-request-without-limit")], found

@@ -36,6 +36,7 @@ class Renderer:
         self._neighbour_sets: dict[str, list[layout.Kustomization]] = {}  # folder -> the kustomizations under it
         self._partial_files: dict[str, set[str]] = {}  # folder -> the patches its kustomizations read or leave
         self._rendered: set[str] = set()  # real paths of the charts and overlays rendered: each once
+        self._judged: set[str] = set()  # real paths of the Components named alone, checked through a Flux build
         self._builds: dict[str, bool] = {}  # real path of an overlay over a base named alone -> whether it builds
         self._releases: dict[str, Releases] = {}  # per repository: the releases it gives its charts
         self._entries_read: set[str] = set()  # real paths of the kustomizations read for their helmCharts: each once
@@ -143,8 +144,11 @@ class Renderer:
         if os.path.realpath(path) == os.path.realpath(found):  # named alone: its helmCharts, as its folder's walk
             sources.extend(self._chart_entries([(kustomization, os.path.normpath(path))]))
         if kustomization.data.get("kind") == "Component":
+            if os.path.realpath(directory) in self._judged:  # another of its files named: that render covers it
+                return True
             through = self._through_flux(kustomization, display, path)
             if through is not None:
+                self._judged.add(os.path.realpath(directory))
                 sources.append(through)
                 return True
             # kustomize builds a Component only inside an overlay that lists it (alone it refuses it: "expected
