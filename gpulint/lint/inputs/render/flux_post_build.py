@@ -235,9 +235,9 @@ def _config_map(
 ) -> tuple[dict[str, str | None], str] | None:
     """The data of the one ConfigMap of the repository ``source`` names (a value with ``${`` in it as None: another
     Kustomization may fill it in), and how it is shown; None for a Secret or a ConfigMap not found exactly once, or
-    once in the ``clusters/<name>`` folder of the cluster the Kustomization deploys to (``where``: its file, relative
-    to the repository, and the repository): one folder per
-    cluster, as ``flux bootstrap --path=clusters/<name>`` lays them out, each applying its own."""
+    once in the ``clusters/<name>`` folder of the cluster the Kustomization deploys to (``where``: its file relative
+    to the repository, and the repository's real path), as ``flux bootstrap --path=clusters/<name>`` lays one out
+    per cluster, each applying its own."""
     name = source.get("name")
     if source.get("kind") != "ConfigMap" or not isinstance(name, str) or not name:
         return None

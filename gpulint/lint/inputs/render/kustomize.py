@@ -212,7 +212,7 @@ def render_overlay(
             rendered.problems.append(unfinished)
             return rendered
         if components and result.returncode != 0:
-            # Flux would refuse it too; the overlay as kubectl builds it is what can be said of
+            # Flux's build fails as well: what is said is the overlay as written, as kubectl builds it
             with open(view.inside(own), "wb") as restored:
                 restored.write(as_copied or b"")
             result, components = build(), ()
