@@ -3,15 +3,17 @@
 - ``spec.targetNamespace`` becomes the generated kustomization's ``namespace`` (fluxcd/pkg kustomize v1.39.0,
   kustomize_generator.go ``GenerateManifest``: ``kus.Namespace = tg``), so kustomize sets it on every namespaced
   object of the build.
+- ``spec.commonMetadata``: its labels and annotations on every object's own metadata (fluxcd/pkg ssa utils.go
+  ``SetCommonMetadata``, when kustomize-controller applies them).
 - ``spec.postBuild``: after the build, each object's YAML goes through envsubst (kustomize_varsub.go
   ``SubstituteVariables``): the variables of each ``substituteFrom`` ConfigMap or Secret in order (a later one wins),
   then ``substitute`` (which wins over them all); an object labelled or annotated
   ``kustomize.toolkit.fluxcd.io/substitute: disabled`` is left as written.
 
 Read from the repository's files only, never a cluster: a ConfigMap named in ``substituteFrom`` counts when exactly
-one ConfigMap of that name (in the Kustomization's namespace, or with none) is in the repository, with no ``${`` in
-the value. A Secret (its values are encrypted or absent), a ConfigMap not in the files or in several, may set any
-variable: the variables of the sources before it become unknown, as do the defaults (``${VAR:=default}``) and every
+one ConfigMap of that name (in the Kustomization's namespace, or with none) is in the repository, or in the
+``clusters/<name>`` folder of the cluster the Kustomization deploys to, with no ``${`` in the value. A Secret (its
+values are encrypted or absent), a ConfigMap not in the files or in several, may set any variable: the variables of the sources before it become unknown, as do the defaults (``${VAR:=default}``) and every
 variable no known source sets. An unknown variable is left as written: the field stays a placeholder, not checked,
 never a guess. Without ``postBuild`` nothing is substituted (kustomize-controller substitutes only when it is set).
 When several Flux Kustomizations build the folder and differ in these fields, none is applied.
