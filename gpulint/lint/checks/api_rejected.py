@@ -57,6 +57,8 @@ def _revision_label_too_long(obj: KubeObject) -> Iterator[Diagnostic]:
     name = obj.ref.name
     if maker is None or not name or len(name) + 1 + REVISION_HASH_MAX <= LABEL_VALUE_MAX:
         return
+    if obj.name_chosen_at_install():  # `{{ .Release.Name }}-...`: the release the chart is installed as decides
+        return
     shortest = len(name) + 1 + REVISION_HASH_MAX - 1  # a hash below 10^9 is 9 characters
     made = f"of the StatefulSet {maker} makes for this {obj.kind}" if maker else "this StatefulSet creates"
     brief = (
