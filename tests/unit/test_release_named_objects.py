@@ -48,3 +48,40 @@ def test_a_statefulset_whose_own_part_is_too_long_is_still_refused(tmp_path, hel
     chart = _chart(tmp_path, "{{ .Chart.Name }}-tensor-parallel-db-replica")  # 60 characters whatever the release
     found = check_serious(str(chart), "--helm", str(helm), fields=("rule", "severity"))
     assert found == [("api-rejected", "error")]
+
+
+RAYJOB = """\
+    apiVersion: ray.io/v1
+    kind: RayJob
+    metadata:
+      name: {name}
+    spec:
+      entrypoint: python train.py
+      shutdownAfterJobFinishes: true
+      rayClusterSpec:
+        headGroupSpec:
+          rayStartParams: {{}}
+          template:
+            spec:
+              containers:
+              - {{name: ray-head, image: "rayproject/ray:2.41.0"}}
+    """
+
+
+def _ray_chart(root: Path, name: str) -> Path:
+    chart = _chart(root, "db")
+    (chart / "templates" / "statefulset.yaml").unlink()
+    (chart / "templates" / "rayjob.yaml").write_text(textwrap.dedent(RAYJOB).format(name=name))
+    return chart
+
+
+def test_kuberays_name_limit_is_not_judged_on_helm_templates_stand_in(tmp_path, helm):
+    # release-name-triton-inference-server-multimodel-gpu: 51 characters, past KubeRay's 47 for a RayJob; 40 as "t"
+    chart = _ray_chart(tmp_path, "{{ .Release.Name }}-{{ .Chart.Name }}")
+    assert check_serious(str(chart), "--helm", str(helm)) == []
+
+
+def test_kuberays_name_limit_on_the_charts_own_part_is_still_said(tmp_path, helm):
+    chart = _ray_chart(tmp_path, "{{ .Release.Name }}-{{ .Chart.Name }}-nightly-eval")  # 50 characters without it
+    found = check_serious(str(chart), "--helm", str(helm), fields=("rule", "severity"))
+    assert found == [("operator-rejected", "error")]

@@ -58,6 +58,12 @@ class KubeObject:
         length is then the installer's choice, not the repository's."""
         return bool(self.document.render) and DEFAULT_RELEASE in self.ref.name
 
+    def shortest_release_data(self) -> dict[str, Any]:
+        """Its data as a release of one character would name it (name_chosen_at_install): what is refused either
+        way is the chart's to answer for, what only the stand-in's length brings is not."""
+        metadata = {**mapping(self.data.get("metadata")), "name": self.ref.name.replace(DEFAULT_RELEASE, "r")}
+        return {**self.data, "metadata": metadata}
+
 
 def object_ref(data: dict[str, Any]) -> ObjectRef:
     metadata = mapping(data.get("metadata"))
