@@ -45,7 +45,7 @@ def test_a_statefulset_named_after_the_release_is_not_judged_by_helm_templates_s
 
 
 def test_a_statefulset_whose_own_part_is_too_long_is_still_refused(tmp_path, helm):
-    chart = _chart(tmp_path, "{{ .Chart.Name }}-tensor-parallel-db-replica")  # 60 characters whatever the release
+    chart = _chart(tmp_path, "{{ .Release.Name }}-{{ .Chart.Name }}-tensor-parallel-db")  # 56 without the release
     found = check_serious(str(chart), "--helm", str(helm), fields=("rule", "severity"))
     assert found == [("api-rejected", "error")]
 
