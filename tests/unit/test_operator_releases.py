@@ -336,3 +336,35 @@ def test_an_older_kuberay_goes_on_to_the_checks_it_runs(tmp_path: Path) -> None:
     assert _kuberay_refusals(tmp_path) == ["RayCluster name should be no more than 53 characters"]
     (tmp_path / "operator.yaml").write_text(KUBERAY % "v1.3.2")
     assert _kuberay_refusals(tmp_path) == []
+
+
+RAYJOB_TTL = """\
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: train, namespace: ray}
+spec:
+  entrypoint: python train.py
+  ttlSecondsAfterFinished: 600
+  rayClusterSpec:
+    headGroupSpec:
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+          - {name: ray-head, image: rayproject/ray:2.41.0}
+"""
+
+
+def test_a_rayjob_ttl_without_shutdown_is_refused_from_kuberay_1_4_only(tmp_path: Path) -> None:
+    """v1.3 takes a TTL without shutdownAfterJobFinishes (and ignores it); v1.4 refuses it (#3653), in
+    these words from v1.5."""
+    (tmp_path / "job.yaml").write_text(RAYJOB_TTL)
+    (tmp_path / "operator.yaml").write_text(KUBERAY % "v1.3.2")
+    refused = [f for f in _findings(str(tmp_path)) if f["rule"] == "operator-rejected"]
+    assert refused == []
+    (tmp_path / "operator.yaml").write_text(KUBERAY % "v1.5.1")
+    refused = [str(f["message"]) for f in _findings(str(tmp_path)) if f["rule"] == "operator-rejected"]
+    assert [m.partition("refuses this RayJob: ")[2] for m in refused] == [
+        "The RayJob spec is invalid: a RayJob with shutdownAfterJobFinishes set to false cannot have "
+        "TTLSecondsAfterFinished"
+    ]

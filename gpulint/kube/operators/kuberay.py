@@ -34,10 +34,12 @@ KUBERAY_CLUSTER_SPECS: dict[str, Path] = {
 }
 KUBERAY_NAME_MAX = {"RayCluster": 53, "RayJob": 47, "RayService": 47}  # MaxRayClusterNameLength (- 6)
 _KUBERAY_START_RESOURCES = ("num-cpus", "num-gpus", "memory", "resources")
-# The release that began each check (utils/validation.go, read at each tag): ValidateRayClusterMetadata v1.4.0;
-# the resources in both places and validateRayGroupLabels v1.5.0; the replica bounds v1.6.0. A check every release
-# found predates is skipped, and the controller goes on to the next, as that release does.
+# The release that began each check (utils/validation.go, read at each tag): ValidateRayClusterMetadata and a
+# RayJob's TTL without shutdownAfterJobFinishes v1.4.0; the resources in both places and validateRayGroupLabels
+# v1.5.0; the replica bounds v1.6.0. A check every release found predates is skipped, and the controller goes on to
+# the next, as that release does.
 NAME_CHECK, START_PARAMS_CHECK, REPLICAS_CHECK = (1, 4), (1, 5), (1, 6)
+TTL_CHECK = NAME_CHECK
 # The operator's image, tagged with the release (helm-chart/kuberay-operator values.yaml image.repository
 # quay.io/kuberay/operator, image.tag the release); the chart kuberay-operator is versioned as the release ("1.4.0").
 OPERATOR_IMAGE = "kuberay/operator"
@@ -59,7 +61,7 @@ def _kuberay_cluster(data: dict[str, Any], kind: str, releases: tuple[str, ...])
             yield Refusal(("metadata", "name"), "KubeRay", prefix + words, controller=done)
             return
     done = f"KubeRay validates the spec before it reconciles (event Invalid{kind}Spec) and creates no pods"
-    if kind == "RayJob" and (problem := _rayjob_before_cluster(mapping(data.get("spec")))) is not None:
+    if kind == "RayJob" and (problem := _rayjob_before_cluster(mapping(data.get("spec")), releases)) is not None:
         yield replace(problem, controller=done)
         return
     path = KUBERAY_CLUSTER_SPECS[kind]
@@ -91,7 +93,7 @@ TTL_IGNORED = (
 )
 
 
-def _rayjob_before_cluster(spec: dict[str, Any]) -> Refusal | None:
+def _rayjob_before_cluster(spec: dict[str, Any], releases: tuple[str, ...]) -> Refusal | None:
     shutdown = spec.get("shutdownAfterJobFinishes") is True
     suspend = spec.get("suspend") is True
     ttl = integer(spec.get("ttlSecondsAfterFinished"))
@@ -102,7 +104,7 @@ def _rayjob_before_cluster(spec: dict[str, Any]) -> Refusal | None:
     if ttl is not None and ttl < 0:
         words = "TTLSecondsAfterFinished must be a non-negative integer"
         return Refusal(("spec", "ttlSecondsAfterFinished"), "KubeRay", _RAYJOB_INVALID + words)
-    if ttl is not None and ttl > 0 and not shutdown:
+    if ttl is not None and ttl > 0 and not shutdown and _checks(releases, TTL_CHECK):
         words = _RAYJOB_INVALID + TTL_WITHOUT_SHUTDOWN
         return Refusal(("spec", "ttlSecondsAfterFinished"), "KubeRay", words, before=TTL_IGNORED)
     if suspend and selector:

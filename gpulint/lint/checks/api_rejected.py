@@ -55,9 +55,11 @@ REVISION_HASH_MAX = 10
 def _revision_label_too_long(obj: KubeObject) -> Iterator[Diagnostic]:
     maker = STATEFULSETS_MADE_BY.get((obj.ref.group, obj.kind))
     name = obj.ref.name
-    if maker is None or not name or len(name) + 1 + REVISION_HASH_MAX <= LABEL_VALUE_MAX:
+    # `{{ .Release.Name }}-...` rendered as helm template's stand-in: judged as the shortest release would name it
+    judged = obj.shortest_release_data()["metadata"]["name"] if obj.name_chosen_at_install() else name
+    if maker is None or not name or len(judged) + 1 + REVISION_HASH_MAX <= LABEL_VALUE_MAX:
         return
-    shortest = len(name) + 1 + REVISION_HASH_MAX - 1  # a hash below 10^9 is 9 characters
+    shortest = len(judged) + 1 + REVISION_HASH_MAX - 1  # a hash below 10^9 is 9 characters
     made = f"of the StatefulSet {maker} makes for this {obj.kind}" if maker else "this StatefulSet creates"
     brief = (
         f"the API server rejects every pod {made}: metadata.labels: Invalid value: "

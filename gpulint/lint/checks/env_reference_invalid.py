@@ -80,7 +80,7 @@ def _references(site: PodSpecSite) -> Iterator[_Reference]:
 def _resolve(obj: KubeObject, ref: _Reference, ctx: CheckContext) -> Iterator[Diagnostic]:
     namespace, resolver = obj.ref.namespace, ctx.resolver
     if _found(resolver, ref.kind, namespace, ref.name):
-        keys = _keys(resolver, ref.kind, namespace, ref.name) if ref.key else None
+        keys = resolver.agreed_keys(ref.kind, namespace, ref.name) if ref.key else None
         if keys is not None and ref.key not in keys:
             yield _missing_key(ref, namespace, keys)
         return
@@ -123,19 +123,6 @@ def _missing_key(ref: _Reference, namespace: str, keys: frozenset[str]) -> Diagn
             "add the key, or mark the reference optional: true",
         ),
     )
-
-
-def _keys(resolver: Resolver, kind: str, namespace: str, name: str) -> frozenset[str] | None:
-    """The ``data`` keys of the object the kubelet reads, when known for certain: the linted copies of the pod's
-    namespace when they agree, else the inventory's ConfigMap (None: two linted copies differ)."""
-    copies = {
-        frozenset(str(key) for key in mapping(obj.data.get("data")))
-        for obj in resolver.linted.of_kind("", kind)
-        if obj.ref.name == name and obj.ref.namespace == namespace
-    }
-    if copies:
-        return copies.pop() if len(copies) == 1 else None
-    return resolver.config_map_keys(namespace, name) if kind == "ConfigMap" else None
 
 
 def _found(resolver: Resolver, kind: str, namespace: str, name: str) -> bool:

@@ -251,10 +251,12 @@ def _replicas(
     short = _short_of(pod, empty) if placed else ""
     if pod.host_ports and placed == empty.fitting_count:  # one per node: the ports bind, not the resources
         ports = ", ".join(map(str, pod.host_ports))
+        network = (
+            " (hostNetwork makes every container port a host port)" if site.spec.get("hostNetwork") is True else ""
+        )
         short = (
-            f"each pod takes host port {ports}{' (hostNetwork makes every container port a host port)' if site.spec.get('hostNetwork') is True else ''}: "
-            "the scheduler places at most one per node, and the others report \"node(s) didn't have free ports for "
-            'the requested pod ports"'
+            f"each pod takes host port {ports}{network}: the scheduler places at most one per node, and the others "
+            'report "node(s) didn\'t have free ports for the requested pod ports"'
         )
     never = summary([fit for fit in fits if fit.state == NEVER])  # why those pools add no room (their words)
     pools = f", and its node pools may add room for {added} more" if fits else ""

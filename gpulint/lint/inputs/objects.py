@@ -12,6 +12,7 @@ from gpulint.kube.strategic import DIRECTIVE
 from gpulint.kube.workloads import ObjectFacts
 from gpulint.lint.findings import ObjectRef, Path
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument
+from gpulint.lint.inputs.render.options import DEFAULT_RELEASE
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,17 @@ class KubeObject:
 
     def annotations(self) -> dict[str, Any]:
         return mapping(dig(self.data, "metadata", "annotations"))
+
+    def name_chosen_at_install(self) -> bool:
+        """Whether its name holds the release name helm template stands in for a chart rendered without one: its
+        length is then the installer's choice, not the repository's."""
+        return bool(self.document.render) and DEFAULT_RELEASE in self.ref.name
+
+    def shortest_release_data(self) -> dict[str, Any]:
+        """Its data as a release of one character would name it (name_chosen_at_install): what is refused either
+        way is the chart's to answer for, what only the stand-in's length brings is not."""
+        metadata = {**mapping(self.data.get("metadata")), "name": self.ref.name.replace(DEFAULT_RELEASE, "r")}
+        return {**self.data, "metadata": metadata}
 
 
 def object_ref(data: dict[str, Any]) -> ObjectRef:

@@ -45,7 +45,7 @@ def _semaphores(sync: dict[str, Any], at: Path) -> Iterator[tuple[Path, dict[str
 
 
 def semaphore_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
-    """Each semaphore whose ConfigMap the linted files or the inventory hold without its key."""
+    """Each semaphore whose ConfigMap the linted files (every copy alike) or the inventory hold without its key."""
     spec_path = SPECS.get(obj.kind)
     if obj.ref.group != GROUP or spec_path is None:
         return []
@@ -58,7 +58,7 @@ def semaphore_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
             namespace = text(semaphore.get("namespace")) or obj.ref.namespace
             if not name or not key or not namespace:
                 continue
-            keys = resolver.config_map_keys(namespace, name)
+            keys = resolver.agreed_keys("ConfigMap", namespace, name)
             if keys is None or key in keys:
                 continue
             close = typo_of(key, sorted(keys))

@@ -72,14 +72,11 @@ def operator_refusals(obj: KubeObject, resolver: Resolver, memo: Memo = _compute
     group = obj.ref.group
     kueue_releases = memo(("kueue-releases",), resolver.kueue_installs) if group in _KUEUE_RELEASE_GROUPS else ()
     kuberay_releases = memo(("kuberay-releases",), resolver.kuberay_installs) if group == kuberay.GROUP else ()
-    found = refusals(
-        obj.data,
-        group,
-        obj.kind,
-        gpu_types if group == kserve.GROUP else frozenset(),
-        kueue_releases,
-        kuberay_releases,
-    )
+    gpu_types = gpu_types if group == kserve.GROUP else frozenset()
+    found = refusals(obj.data, group, obj.kind, gpu_types, kueue_releases, kuberay_releases)
+    if found and obj.name_chosen_at_install():  # a name limit the chart meets under a short release is not its own
+        short = refusals(obj.shortest_release_data(), group, obj.kind, gpu_types, kueue_releases, kuberay_releases)
+        found = [refusal for refusal in found if any(other.path == refusal.path for other in short)]
     if not found:
         return []
     config = kueue_config(resolver)

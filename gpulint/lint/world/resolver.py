@@ -885,6 +885,19 @@ class Resolver:
             return (config_map_keys(linted.data) if linted is not None else frozenset()) | frozenset(written or ())
         return self._cluster.find_config_map_keys(namespace, name)
 
+    def agreed_keys(self, kind: str, namespace: str, name: str) -> frozenset[str] | None:
+        """The ``data`` keys of a ConfigMap or Secret when known for certain: the linted copies of ``namespace`` when
+        they agree (a repository may hold one per cluster), else the inventory's ConfigMap (None: two linted copies
+        differ, or none is known)."""
+        copies = {
+            frozenset(str(key) for key in mapping(obj.data.get("data")))
+            for obj in self.linted.of_kind("", kind)
+            if obj.ref.name == name and obj.ref.namespace == namespace
+        }
+        if copies:
+            return copies.pop() if len(copies) == 1 else None
+        return self.config_map_keys(namespace, name) if kind == "ConfigMap" else None
+
     def network_attachment(self, namespace: str, name: str) -> dict[str, Any] | None:
         """A Multus NetworkAttachmentDefinition's annotations, from the linted files or the inventory."""
         linted = self.linted.find(networks.GROUP, networks.KIND, namespace, name)
