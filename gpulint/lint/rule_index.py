@@ -13,7 +13,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ("api_version_unavailable", RuleSpec("api-version-unavailable", Severity.ERROR), True),
     (
         "autopilot_rejected",
-        RuleSpec("autopilot-rejected", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.PODS),
+        RuleSpec("autopilot-rejected", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.TEMPLATE),
         True,
     ),
     (
@@ -81,12 +81,12 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ),
     (
         "gpu_non_integer",
-        RuleSpec("gpu-non-integer", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.POD_SPEC),
+        RuleSpec("gpu-non-integer", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.TEMPLATE),
         True,
     ),
     (
         "gpu_request_without_limit",
-        RuleSpec("gpu-request-without-limit", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.POD_SPEC),
+        RuleSpec("gpu-request-without-limit", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.TEMPLATE),
         True,
     ),
     (

@@ -32,8 +32,10 @@ class Refuses(enum.Enum):
     verdict counts it, and the findings about the object's pods are held back beside it (verdicts/refusal.py)."""
 
     OBJECT = "object"  # the create of the object itself (the API server's schema): it makes no pods
-    PODS = "pods"  # the pods it makes, at their create (LimitRanger, GKE Warden): a Pod is itself refused
-    POD_SPEC = "pod spec"  # ValidatePodSpec: the object where the API server validates its templates, else its pods
+    PODS = "pods"  # the pods it makes, at their create (LimitRanger): a Pod is itself refused
+    # the object where its pod templates are validated with it (a Pod or built-in workload: the API server's
+    # ValidatePodTemplateSpec, GKE Warden), else the pods its controller makes
+    TEMPLATE = "template"
     SERVICE = "knative service"  # Knative's webhook: a Knative Service, or the one KServe's controller makes
 
 

@@ -255,3 +255,33 @@ def test_an_object_the_api_servers_schema_refuses_makes_no_pods():
     found = findings_of(None, SCHEMA)
     assert serious(found) == [("schema-invalid", "error")]
     assert held(found) == [("dev-shm-missing", f"not judged (1 finding held back): this Deployment {HELD_BACK}")]
+
+
+# GKE Warden answers `kubectl apply` of the Deployment itself (rules/autopilot-rejected.yaml): a vLLM server asking
+# two GPUs with no GPU type selected, its cluster described as Autopilot in the inventory (tests/rules/
+# autopilot-rejected.md has the nodes and the description, from `gcloud container clusters describe`).
+AUTOPILOT_CLUSTER = Path(__file__).parents[1] / "rules" / "autopilot-rejected.md"
+
+
+def _autopilot_inventory(tmp_path: Path, described: bool) -> list[str]:
+    text = AUTOPILOT_CLUSTER.read_text(encoding="utf-8")
+    opening = text.index("```yaml inventory\n") + len("```yaml inventory\n")
+    block = text[opening : text.index("```\n", opening)]
+    if not described:  # only the nodes' names (gk3-...) say Autopilot: a warning
+        block = block[: block.index("---\n")]
+    (tmp_path / "cluster.yaml").write_text(block, encoding="utf-8")
+    return [str(tmp_path)]
+
+
+def test_a_deployment_gke_warden_refuses_makes_no_pods(tmp_path: Path):
+    deployment = DEPLOYMENT.replace('requests: {nvidia.com/gpu: "2"}', 'limits: {nvidia.com/gpu: "2"}').replace(
+        "namespace: serving", "namespace: llm"
+    )
+    found = findings_of(None, deployment, inventory=_autopilot_inventory(tmp_path, described=True))
+    assert serious(found) == [("autopilot-rejected", "error")]
+    assert held(found) == [("dev-shm-missing", f"not judged (1 finding held back): this Deployment {HELD_BACK}")]
+    # trap: Autopilot only inferred from the nodes' names is a warning, and the pods are judged
+    found = findings_of(None, deployment, inventory=_autopilot_inventory(tmp_path, described=False))
+    assert ("autopilot-rejected", "warning") in serious(found)
+    assert ("dev-shm-missing", "warning") in serious(found)
+    assert held(found) == []

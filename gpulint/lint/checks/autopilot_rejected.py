@@ -17,7 +17,7 @@ from gpulint.lint.rule_spec import Refuses, RuleSpec, Scope
 from gpulint.lint.world.resolver import Resolver
 
 # Needs no nodes: the repository's own files may say Autopilot (lint/inputs/autopilot_setup.py).
-SPEC = RuleSpec("autopilot-rejected", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.PODS)
+SPEC = RuleSpec("autopilot-rejected", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.TEMPLATE)
 RULE_ID = SPEC.id
 
 GPU = "nvidia.com/gpu"

@@ -12,7 +12,7 @@ from gpulint.lint.findings import Diagnostic, FixSafety, Severity
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Refuses, RuleSpec, Scope
 
-SPEC = RuleSpec("gpu-request-without-limit", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.POD_SPEC)
+SPEC = RuleSpec("gpu-request-without-limit", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.TEMPLATE)
 RULE_ID = SPEC.id
 
 

@@ -75,16 +75,16 @@ def refused_error(refuses: Refuses, rule: str, message: str, ref: ObjectRef) -> 
     """The refusal a rule's error words (RuleSpec.refuses): what it refuses, said for the object's kind.
 
     The API server validates the pod templates of its own workloads with the object (ValidatePodTemplateSpec in
-    pkg/apis/core/validation), and a custom resource's only when its controller creates the pods; LimitRanger and
-    GKE's Warden judge each pod at its create; Knative's webhook a Knative Service, the one KServe's controller makes
-    for an InferenceService included."""
+    pkg/apis/core/validation), as GKE's Warden does (rules/autopilot-rejected.yaml), and a custom resource's only
+    when its controller creates the pods; LimitRanger judges each pod at its create; Knative's webhook a Knative
+    Service, the one KServe's controller makes for an InferenceService included."""
     if (ref.group, ref.kind) == ("", "Pod"):
         words = POD_REFUSED
     elif refuses is Refuses.OBJECT:
         words = HELD_BACK
     elif refuses is Refuses.SERVICE:
         words = HELD_BACK if ref.group == knative.GROUP else SERVICE_REFUSED
-    elif refuses is Refuses.POD_SPEC and ref.api_version in BUILT_IN and (ref.group, ref.kind) not in HELD_IN:
+    elif refuses is Refuses.TEMPLATE and ref.api_version in BUILT_IN and (ref.group, ref.kind) not in HELD_IN:
         words = HELD_BACK
     else:
         words = PODS_REFUSED
