@@ -23,6 +23,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.limit_range import RESOURCE_LISTS, defaulted_item
 from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_extended
@@ -51,6 +52,10 @@ class LimitItem:
         return dict(self.texts).get(f"{section}/{resource}", format_amount(amount))
 
 
+# the section each of RESOURCE_LISTS keeps its texts under (LimitItem.texts)
+_TEXT_SECTIONS = ("max", "min", "limits", "requests")
+
+
 def limit_items(data: dict[str, Any]) -> list[LimitItem]:
     """The Container items of a LimitRange (SetDefaults_LimitRangeItem applied)."""
     name = text(dig(data, "metadata", "name"))
@@ -59,17 +64,16 @@ def limit_items(data: dict[str, Any]) -> list[LimitItem]:
         raw = mapping(raw)
         if raw.get("type") != "Container":
             continue
-        maximum = resource_list(raw.get("max"))
-        minimum = resource_list(raw.get("min"))
-        written = resource_list(raw.get("default"))
-        default = {**maximum, **written}
-        default_request = {**minimum, **default, **resource_list(raw.get("defaultRequest"))}
-        shown = {f"max/{k}": v for k, v in _texts(raw.get("max")).items()}
-        shown.update({f"min/{k}": v for k, v in _texts(raw.get("min")).items()})
-        limit_text = {**_texts(raw.get("max")), **_texts(raw.get("default"))}
-        shown.update({f"limits/{k}": v for k, v in limit_text.items()})
-        request_text = {**_texts(raw.get("min")), **limit_text, **_texts(raw.get("defaultRequest"))}
-        shown.update({f"requests/{k}": v for k, v in request_text.items()})
+        written = {field: resource_list(raw.get(field)) for field in RESOURCE_LISTS}
+        amounts = defaulted_item("Container", written)
+        texts = defaulted_item("Container", {field: _texts(raw.get(field)) for field in RESOURCE_LISTS})
+        maximum, minimum, default, default_request = (amounts[field] for field in RESOURCE_LISTS)
+        # "section/resource" -> text: max and min as written, limits and requests as defaulted
+        shown = {
+            f"{section}/{resource}": value
+            for field, section in zip(RESOURCE_LISTS, _TEXT_SECTIONS, strict=True)
+            for resource, value in texts[field].items()
+        }
         items.append(
             LimitItem(
                 name,
@@ -77,7 +81,7 @@ def limit_items(data: dict[str, Any]) -> list[LimitItem]:
                 tuple(sorted(default_request.items())),
                 tuple(sorted(minimum.items())),
                 tuple(sorted(maximum.items())),
-                frozenset(written),
+                frozenset(written["default"]),
                 tuple(sorted(shown.items())),
             )
         )

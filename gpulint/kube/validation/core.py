@@ -13,6 +13,7 @@ from typing import Any
 from gpulint.kube import names
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.go_text import quote
+from gpulint.kube.limit_range import RESOURCE_LISTS, defaulted_item
 from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.quantity import QuantityError, parse_quantity, quantity_from_yaml
 from gpulint.kube.refs import Path
@@ -318,12 +319,10 @@ def limit_range(spec: Any, path: Path) -> Iterator[FieldError]:
         if not isinstance(item, dict):
             continue
         at = (*path, "limits", index)
-        low, high = _limit_quantities(item.get("min")), _limit_quantities(item.get("max"))
-        default, request = _limit_quantities(item.get("default")), _limit_quantities(item.get("defaultRequest"))
+        lists = {field: _limit_quantities(item.get(field)) for field in RESOURCE_LISTS}
+        defaulted = defaulted_item(item.get("type"), lists)
+        high, low, default, request = (defaulted[field] for field in RESOURCE_LISTS)
         ratios = _limit_quantities(item.get("maxLimitRequestRatio"))
-        if item.get("type") == "Container":
-            default = {**high, **default}
-            request = {**low, **default, **request}
         for name in sorted({*low, *high, *default, *request, *ratios}):
             key = frozenset({len(at) + 1})
             lo, hi, de, rq, ratio = (
