@@ -470,6 +470,9 @@ class Engine:
         if rule is not None and Need.NODES in rule.needs:
             shown = first_and_more(resolver.linted_pool_files, ASSUMED_FILES_SHOWN)
             what = f"node pools of the {files} ({shown})"
+            if resolver.pools_left_out:
+                left = first_and_more(list(resolver.pools_left_out), ASSUMED_FILES_SHOWN)
+                what += f", not those of {left} (a test or example folder's pools serve its own workloads only)"
         elif rule_id in ADMISSION_FIT:
             what = f"{ADMISSION_FIT[rule_id]} of the {files}"
         else:

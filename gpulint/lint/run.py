@@ -39,7 +39,7 @@ from gpulint.lint.inputs.objects import KubeObject, ParsedFile, is_list, is_obje
 from gpulint.lint.inputs.run_setup import RunSetup
 from gpulint.lint.inputs.setup_walk import mentions
 from gpulint.lint.inputs.sources import Source
-from gpulint.lint.inputs.terraform_clusters import NO_ROOTS, ClusterRoots
+from gpulint.lint.inputs.terraform_clusters import NO_ROOTS, ClusterRoots, with_fixtures, work_trees
 from gpulint.lint.output.suppress import ALL, path_ignores
 from gpulint.lint.paths import path_matches
 from gpulint.lint.registry import Rule, import_checks
@@ -246,6 +246,9 @@ def scoped_resolvers(run: LintRun, linted: LintedSet) -> list[Resolver]:
     for obj in itertools.chain(linted, linted.outlines):
         if obj.file not in where:
             where[obj.file] = run_scope(obj.file, run)
+    # the test and example folders that describe a cluster: each is left out of every other scope, and said
+    pooled = {where[obj.file] for obj in linted if (obj.ref.group, obj.ref.kind) in CLUSTER_KINDS}
+    fixtures = {len(inventories) - len(roots) + i: r.where for i, r in enumerate(roots) if r.fixture}
     resolvers = []
     for index, inventory in enumerate(inventories):
         seen = (obj for obj in itertools.chain(linted, linted.outlines) if _sees(index, where[obj.file], obj))
@@ -261,6 +264,7 @@ def scoped_resolvers(run: LintRun, linted: LintedSet) -> list[Resolver]:
                 setup=run.setup,
                 pools_elsewhere=gaps[index],
                 indexed=bool(run.context),
+                pools_left_out=tuple(sorted(w for i, w in fixtures.items() if i != index and i in pooled)),
             )
         )
     return resolvers
@@ -354,9 +358,13 @@ class LintRun:
 
     @cached_property
     def cluster_roots(self) -> ClusterRoots:
-        """The folders whose own Terraform (or eksctl) creates a cluster: each is its own cluster's scope. Read
-        only when the linted files (or the repository index's) describe a cluster's pools, queues or quotas."""
-        return self.setup.cluster_roots if self.linted.has_any(CLUSTER_KINDS) else NO_ROOTS
+        """The folders whose own Terraform (or eksctl) creates a cluster, and the test and example folders: each is
+        its own cluster's scope. Read only when the linted files (or the repository index's) describe a cluster's
+        pools, queues or quotas."""
+        if not self.linted.has_any(CLUSTER_KINDS):
+            return NO_ROOTS
+        files = (obj.file for obj in itertools.chain(self.linted, self.linted.outlines))
+        return with_fixtures(self.setup.cluster_roots, work_trees(self.sources), files)
 
     def engine_for(self, path: str) -> Engine:
         return self.engines[run_scope(path, self)]

@@ -186,13 +186,13 @@ def test_the_roots_and_the_node_groups_they_create(tmp_path):
     }
 
 
-# A GitOps monorepo: two clusters' folders, a platform's example pools, and workloads in and out of a cluster folder.
+# A GitOps monorepo: two clusters' folders, a platform's shared pools, and workloads in and out of a cluster folder.
 AFFINITY_POD = GPU_POD.replace(
     "    spec:\n", "    spec:\n      nodeSelector: {karpenter.k8s.aws/instance-family: p5}\n", 1
 )
 GITOPS = {
     **MONOREPO,
-    "examples/pool.yaml": (CPU_POOL % "example").replace("[m7i, c7i]", "[g6]"),
+    "platform/pool.yaml": (CPU_POOL % "example").replace("[m7i, c7i]", "[g6]"),
     "apps/train/pod.yaml": AFFINITY_POD,
     "clusters/prod/apps/pod.yaml": AFFINITY_POD,
 }
@@ -203,7 +203,7 @@ def affinity(findings: list[dict]) -> list[tuple]:
 
 
 @pytest.mark.parametrize(
-    ("workload", "pools"), [("apps/train/pod.yaml", "examples/pool.yaml"), ("clusters/prod/apps/pod.yaml", "")]
+    ("workload", "pools"), [("apps/train/pod.yaml", "platform/pool.yaml"), ("clusters/prod/apps/pod.yaml", "")]
 )
 def test_a_file_checked_alone_is_judged_by_the_pools_of_the_whole_runs_cluster(repo, workload, pools):
     """As pre-commit runs it (the file alone, the repository index read for the rest) and as CI runs it (the whole
@@ -230,9 +230,9 @@ def test_the_note_counts_the_pool_files_it_does_not_show(repo):
     write_tree(
         repo,
         {
-            **{f"examples/{n}/pool.yaml": (CPU_POOL % n).replace("[m7i, c7i]", "[g6]") for n in "abcde"},
+            **{f"karpenter/{n}/pool.yaml": (CPU_POOL % n).replace("[m7i, c7i]", "[g6]") for n in "abcde"},
             "apps/pod.yaml": AFFINITY_POD,
         },
     )
     (text,) = [f[3] for f in affinity(run_cli("check", "apps/pod.yaml", "--format", "json").json()["findings"])]
-    assert "(examples/a/pool.yaml, examples/b/pool.yaml, examples/c/pool.yaml and 2 more)" in text
+    assert "(karpenter/a/pool.yaml, karpenter/b/pool.yaml, karpenter/c/pool.yaml and 2 more)" in text

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,6 +88,7 @@ class ClusterRoot:
     pools_elsewhere: str = ""  # "patterns/x/main.tf:40 (eks_managed_node_groups)"
     # the folders (real paths) the Flux Kustomizations of a `clusters/<name>` folder build: that cluster's too
     builds: tuple[str, ...] = ()
+    fixture: bool = False  # a test or example folder (FIXTURE_FOLDERS): ``where`` is its path, "tests/"
 
     @property
     def gap(self) -> str:
@@ -119,11 +120,55 @@ class ClusterRoots:
 
 NO_ROOTS = ClusterRoots()
 
+# A repository's test, fixture and example folders (Karpenter's examples/ and test/, a chart's tests/, testdata/ of
+# Go code): what describes a cluster there is a fixture of the workloads beside it, not the cluster the repository's
+# other workloads deploy to, and theirs is not an example's (issue #28 §2; measured in docs/precision.md).
+FIXTURE_FOLDERS = frozenset({"test", "tests", "testdata", "e2e", "fixtures", "examples", "example", "hack"})
+
+
+def with_fixtures(roots: ClusterRoots, trees: Sequence[str], files: Iterable[str]) -> ClusterRoots:
+    """``roots`` and, as a cluster of its own, each outermost fixture folder of the work trees ``trees`` that holds
+    one of ``files`` (the linted ones and the repository index's): its pools are its own files' only, and its files
+    see no other folder's pools. A folder already a root stays that root."""
+    known = {folder for root in roots.roots for folder in (root.folder, *root.builds)}
+    found: dict[str, ClusterRoot] = {}
+    seen: set[str] = set()
+    for file in files:
+        folder = os.path.dirname(file)
+        if folder in seen:
+            continue
+        seen.add(folder)
+        fixture = fixture_folder(os.path.realpath(folder), trees)
+        if fixture and fixture not in known and fixture not in found:
+            where = os.path.relpath(fixture, _tree_of(fixture, trees)) + "/"
+            found[fixture] = ClusterRoot(fixture, where, fixture=True)
+    if not found:
+        return roots
+    return ClusterRoots((*roots.roots, *sorted(found.values(), key=lambda root: root.folder)))
+
+
+def fixture_folder(real: str, trees: Sequence[str]) -> str:
+    """The outermost fixture folder (real path) that holds the real folder ``real`` below its work tree ("": none)."""
+    tree = _tree_of(real, trees)
+    if not tree or real == tree:
+        return ""
+    parts = os.path.relpath(real, tree).split(os.sep)
+    for depth, part in enumerate(parts, 1):
+        if part in FIXTURE_FOLDERS:
+            return os.path.join(tree, *parts[:depth])
+    return ""
+
+
+def _tree_of(real: str, trees: Sequence[str]) -> str:
+    """The deepest of ``trees`` that holds ``real`` ("": none)."""
+    holding = [tree for tree in trees if is_within(real, tree)]
+    return max(holding, key=len) if holding else ""
+
 
 def cluster_roots(sources: Sequence[Source], exclude: Sequence[str] = ()) -> ClusterRoots:
     """The cluster roots of the work trees of the ``sources`` (read when the run holds a pool, a queue or a quota:
     a file linted alone, as pre-commit runs it, is judged by the pools the repository index reads)."""
-    trees = list(dict.fromkeys(tree for source in sources if (tree := root_of(source)) is not None))
+    trees = work_trees(sources)
     if not trees:
         return NO_ROOTS
     known = known_contents(sources)
@@ -136,6 +181,11 @@ def cluster_roots(sources: Sequence[Source], exclude: Sequence[str] = ()) -> Clu
                     root if kept is None else ClusterRoot(kept.folder, kept.where, root.pools_elsewhere, kept.builds)
                 )
     return ClusterRoots(tuple(found.values()))
+
+
+def work_trees(sources: Sequence[Source]) -> list[str]:
+    """The work trees of the ``sources``, each once and in order."""
+    return list(dict.fromkeys(tree for source in sources if (tree := root_of(source)) is not None))
 
 
 def roots_of_tree(

@@ -106,6 +106,7 @@ class Resolver:
         pools_elsewhere: str = "",
         indexed: bool = False,
         shapes: PodShapes | None = None,
+        pools_left_out: tuple[str, ...] = (),
     ) -> None:
         self.linted = linted
         self.inventory = cluster  # None: no --inventory was given
@@ -115,6 +116,8 @@ class Resolver:
         self.mapped = mapped  # the files of one cluster of `clusters:`: what they describe is that cluster
         # why the cluster has node groups no linted file describes (its Terraform creates them); "": none known
         self.pools_elsewhere = pools_elsewhere
+        # the test and example folders ("tests/") whose node pools, queues or quotas it does not read: theirs
+        self.pools_left_out = pools_left_out
         # the linted files were read with their repository's other files (the repository index, pre-commit):
         # the pools judged by may be in files not linted
         self.indexed = indexed
