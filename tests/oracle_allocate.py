@@ -632,3 +632,51 @@ def _compare_pod(stops: list[str], answer: dict[str, Any], empty: dict[str, Any]
     if empty["summary"]:
         return [f"miss: Kubernetes {empty['summary']!r}; gpulint says nothing"]
     return []
+
+
+def admin_order_case(admin_first: bool) -> dict[str, Any]:
+    """A recorded case (random seed, session 22): a pod's two claims of one device each on a node with one GPU, one
+    claim with adminAccess. The allocator takes claims in the pod's order: a later adminAccess request shares the
+    device an earlier claim took, a later request without it does not (deviceInUse)."""
+    claims = [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+         "metadata": {"name": name, "namespace": NAMESPACE},
+         "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "gpu", **admin}}]}}}
+        for name, admin in (("claim-0", {"adminAccess": True}), ("claim-1", {}))
+    ]  # fmt: skip
+    order = claims if admin_first else claims[::-1]
+    pod_claims = [{"name": f"c{i}", "resourceClaimName": c["metadata"]["name"]} for i, c in enumerate(order)]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": POD, "namespace": NAMESPACE},
+        "spec": {
+            "resourceClaims": pod_claims,
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "registry.example.com/train:1",
+                    "resources": {"claims": [{"name": c["name"]} for c in pod_claims]},
+                }
+            ],
+        },
+    }
+    nodes = [_node("node-a", "z1")]
+    slices = [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "pool-0"},
+         "spec": {"driver": DRIVER, "nodeName": "node-a", "pool": {"name": "pool-0", "generation": 1,
+                  "resourceSliceCount": 1}, "devices": [{"name": "gpu-0"}]}}
+    ]  # fmt: skip
+    classes = [_class("gpu", [f'device.driver == "{DRIVER}"'])]
+    oracle_pod = {**pod, "metadata": {**pod["metadata"], "uid": POD_UID}}
+    return {
+        "admin": True,
+        "nodes": nodes,
+        "slices": slices,
+        "classes": classes,
+        "held": [],
+        "rules": [],
+        "manifests": [pod, *claims],
+        "oracle": {"pod": oracle_pod, "nodes": nodes, "slices": slices, "classes": classes, "claims": claims,
+                   "taintRules": []},
+    }  # fmt: skip

@@ -525,7 +525,7 @@ def test_a_shared_device_serves_one_request_once():
     assert "number of requested devices 5000 exceeds the claim limit of 32" in shown(finding)
 
 
-def admin_pod(second_admin: bool, devices: int) -> tuple[str, object]:
+def admin_pod(second_admin: bool, devices: int, admin_first: bool = False) -> tuple[str, object]:
     claims = "".join(
         f"""
         ---
@@ -540,20 +540,21 @@ def admin_pod(second_admin: bool, devices: int) -> tuple[str, object]:
         """
         for name, admin in (("workload", False), ("monitor", second_admin))
     )
+    entries = ["- {name: a, resourceClaimName: workload}", "- {name: b, resourceClaimName: monitor}"]
     pod = """
         apiVersion: v1
         kind: Pod
         metadata: {name: monitored, namespace: ml}
         spec:
           resourceClaims:
-          - {name: a, resourceClaimName: workload}
-          - {name: b, resourceClaimName: monitor}
+          ENTRIES
           containers:
           - name: main
             image: registry.example.com/infer:1.4
             resources:
               claims: [{name: a}, {name: b}]
         """
+    pod = pod.replace("ENTRIES", "\n          ".join(entries[::-1] if admin_first else entries))
     slice_devices = "".join(
         f"  - name: mig-{i}\n    attributes: {{type: {{string: mig}}, profile: {{string: 3g.40gb}}}}\n"
         for i in range(devices)
@@ -571,6 +572,17 @@ def test_an_admin_access_claim_shares_the_device_another_claim_of_the_pod_takes(
     (finding,) = by_rule(lint(text, cluster), "claim-unsatisfiable")
     assert "the requests need 2 distinct devices together; 1 candidate devices" in shown(finding)
     text, cluster = admin_pod(second_admin=False, devices=2)
+    assert not by_rule(lint(text, cluster), "claim-unsatisfiable")
+
+
+def test_a_device_an_earlier_claim_takes_with_admin_access_is_in_use_for_a_later_claim_without():
+    # allocateDevice marks an adminAccess device as allocating for its claim, and deviceInUse then refuses it to a
+    # request without adminAccess of any claim: with the monitor's claim first, one device does not serve both
+    # (Kubernetes: "cannot allocate all claims"; oracle, session 22), two do
+    text, cluster = admin_pod(second_admin=True, devices=1, admin_first=True)
+    (finding,) = by_rule(lint(text, cluster), "claim-unsatisfiable")
+    assert "the requests need 2 distinct devices together; 1 candidate devices" in shown(finding)
+    text, cluster = admin_pod(second_admin=True, devices=2, admin_first=True)
     assert not by_rule(lint(text, cluster), "claim-unsatisfiable")
 
 

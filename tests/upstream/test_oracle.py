@@ -12,7 +12,14 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from oracle_allocate import ALLOCATE_GATES, accepted_cases, allocate_case, compare_allocate, empty_cluster
+from oracle_allocate import (
+    ALLOCATE_GATES,
+    accepted_cases,
+    admin_order_case,
+    allocate_case,
+    compare_allocate,
+    empty_cluster,
+)
 from oracle_dra import DRA_CASE, DRA_GATES, compare_dra_validate
 from oracle_families import (
     ALLOCATE_CASES,
@@ -139,6 +146,17 @@ def test_dra_allocation_agrees(oracle, cases, gates):
     ]
     disagreements = [(case, problems) for case, problems in found if problems]
     assert not disagreements, report(disagreements)
+
+
+def test_recorded_admin_access_claim_order_agrees(oracle):
+    """A device an earlier claim's adminAccess request takes is in use for a later claim's request without it; the
+    other way round they share it (docs/oracle.md, dra allocate, session 22)."""
+    cases = [admin_order_case(admin_first) for admin_first in (True, False)]
+    assert len(accepted_cases(oracle, cases)) == 2
+    answers = oracle.ask("dra_allocate", [case["oracle"] for case in cases], {})
+    assert [bool(answer["summary"]) for answer in answers] == [True, False], answers
+    for case, answer in zip(cases, answers):
+        assert not compare_allocate(case, answer, answer, {})
 
 
 # Shrunk counterexamples of the dra validate family (docs/oracle.md), each with the gates it was found under and

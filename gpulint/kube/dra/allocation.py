@@ -1093,15 +1093,18 @@ class Allocator:
     def _assignable(
         self, slots: list[Slot], counters: dict[pools.CounterKey, Fraction], consumed: Consumed, search: bool
     ) -> bool | None:
-        """Can the slots get their devices together (None: the search was too large)? An adminAccess
-        request may take a device another claim's request takes (allocateOne skips the in-use check for
-        it, not the same-claim one), so with adminAccess this proves a failure only as the scheduler
-        would meet it: among the requests without adminAccess, or within one claim."""
+        """Can the slots get their devices together (None: the search was too large)? allocateDevice lets a
+        request with adminAccess take a device a request of another claim took before it (it checks only its own
+        claim), never a request without it a device any claim took, adminAccess or not (deviceInUse). Claims
+        are allocated in the pod's order, so the slots that must all differ are, per claim, its own with every
+        later claim's without adminAccess: each such group must fit (a failure is the scheduler's); that they
+        fit one by one is what this proves of a fit with adminAccess across claims."""
         admin = {id(s) for s in slots if s.alternative.admin_access and self.features.admin_access}
         groups = [slots]
         if admin and len({s.claim for s in slots}) > 1:
-            groups = [[s for s in slots if id(s) not in admin]] + [
-                [s for s in slots if s.claim == claim] for claim in sorted({s.claim for s in slots})
+            groups = [
+                [s for s in slots if s.claim == claim or (s.claim > claim and id(s) not in admin)]
+                for claim in sorted({s.claim for s in slots})
             ]
         unknown = False
         for group in groups:
