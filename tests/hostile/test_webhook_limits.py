@@ -69,6 +69,11 @@ def test_a_burst_of_large_reviews_is_admitted_by_bytes_in_flight(tmp_path):
     try:
         body = json.dumps(review(large_pod(1_800_000))).encode()
         assert 1_750_000 < len(body) < 1_900_000
+        # One review first: what the first review costs alone (lazy imports, the snapshot's facts, one body
+        # parsed) is not the burst's; the bound below is on what 64 at once add to it.
+        warm = threading.Event()
+        warm.set()
+        post_whole(running.port, running, body, [], warm)
         base = status_kib(running.process.pid, "VmHWM")
         results: list = []
         go = threading.Event()
