@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import itertools
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -139,7 +139,7 @@ def _apply_fixes(
 
 def repository_context(
     paths: list[str], collected: Collection, config: Config
-) -> tuple[list[LintedObject], bool, list[str], bool]:
+) -> tuple[Sequence[LintedObject], bool, list[str], bool]:
     """Files named one by one (pre-commit, ``gpulint check changed.yaml``) are part of something
     larger: the objects of the rest of their git repository, for references to resolve against,
     whether the linted set is still partial (no repository, or the index was cut short), and whether

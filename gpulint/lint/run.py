@@ -325,7 +325,7 @@ class LintRun:
     @cached_property
     def linted(self) -> LintedSet:
         own = (linted_object(obj) for parsed in self.files for obj in parsed.objects)
-        return LintedSet(itertools.chain(own, self.context), self.references_complete, pods_whole=self.pods_whole)
+        return LintedSet(own, self.references_complete, pods_whole=self.pods_whole, kept=self.context)
 
     @cached_property
     def setup(self) -> RunSetup:
@@ -426,7 +426,7 @@ class LintRun:
         streamed = _shared_streamed(self.sources, everything, outline)
         own = (obj for objects in streamed.shared for obj in objects)
         whole = (everything or outline) and self.pods_whole
-        self.linted = LintedSet(itertools.chain(own, self.context), self.references_complete, pods_whole=whole)
+        self.linted = LintedSet(own, self.references_complete, pods_whole=whole, kept=self.context)
         self.available = frozenset().union(*(engine.available for engine in self.engines))
         for index, source in enumerate(self.sources):
             parsed = streamed.parsed(index, source)
@@ -571,7 +571,7 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, everything: bool, 
             by_file.update(zip(other, _receive(conn)))
         own = (obj for index in sorted(by_file) for obj in by_file[index])
         whole = (everything or outline) and run.pods_whole
-        linted = LintedSet(itertools.chain(own, run.context), run.references_complete, pods_whole=whole)
+        linted = LintedSet(own, run.references_complete, pods_whole=whole, kept=run.context)
         engines = scoped_engines(run, linted)
         batch: list[FileReport] = []
         for p in parsed if streamed is None else itertools.starmap(streamed.parsed, enumerate(sources)):
@@ -670,7 +670,7 @@ def _config_features_of(run: LintRun) -> LintedSet:
     resolver reads of the linted files to decide the flags, before the workers have parsed the files."""
     named = [source for source in run.sources if mentions(source, (knative.CONFIG_NAME.encode(),))]
     own = (linted_object(obj) for source in named for obj in _parsed_alone(source).objects)
-    return LintedSet(itertools.chain(own, run.context), run.references_complete, pods_whole=False)
+    return LintedSet(own, run.references_complete, pods_whole=False, kept=run.context)
 
 
 def _fork(target: Any, args: tuple[Any, ...], share: list[int]) -> _Channel:
@@ -744,7 +744,7 @@ def _shared_first(run: LintRun, workers: int) -> Iterator[FileReport]:
         channels = []
         own = (obj for index in sorted(by_file) for obj in by_file[index])
         whole = (everything or outline) and run.pods_whole
-        run.linted = LintedSet(itertools.chain(own, run.context), run.references_complete, pods_whole=whole)
+        run.linted = LintedSet(own, run.references_complete, pods_whole=whole, kept=run.context)
         del by_file
         run.available = frozenset().union(*(engine.available for engine in run.engines))
         _warm_schemas(run.engines, kinds)

@@ -13,7 +13,9 @@ from conftest import DATA, REPO, run_cli
 from support.index_cache import read_index, write_index
 
 from gpulint.lint.config import Config
+from gpulint.lint.findings import ObjectRef
 from gpulint.lint.inputs.collect import collect
+from gpulint.lint.inputs.linted_set import KeptObjects, LintedObject, LintedSet
 from gpulint.lint.inputs.repo_index import CACHE_DIR, CACHE_FILE, CACHE_FORMAT, build_context, repository_of
 from gpulint.lint.world.cross_file import crosses_files
 from gpulint.lint.world.pod_outlines import outlines_of
@@ -293,6 +295,34 @@ def test_an_objects_data_is_decoded_when_read_and_not_as_written_is_read_from_it
     assert warm.parsed == 0  # the table as written: the text is not decoded yet
     assert {o.ref.name: o.data for o in warm.objects} == cold
     assert cold["four-gpus"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 4
+
+
+def test_a_warm_index_makes_only_the_kinds_a_lookup_reads_and_walks_as_a_list(tmp_path):
+    """A warm run's kept objects are made kind by kind as checks look them up (a pre-commit run looks up a few kinds
+    of thousands of objects); a lookup, a walk of every object and an object added after them see what the set
+    made from the same objects as a list sees, in the same order, the same instance for an object looked up twice."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "gang" / "more.yaml").write_text(TEMPLATE.replace("four-gpus", "two-gpus") + "---\n" + GROUP)
+    assert _context(repo).parsed == 4
+    own = LintedObject(ObjectRef("v1", "Pod", "ml", "nccl-1"), {"kind": "Pod"}, "gang/pod-1.yaml")
+    listed = LintedSet([own], kept=list(_context(repo).objects))
+    kept = _context(repo).objects
+    assert isinstance(kept, KeptObjects) and len(kept) == 5 and kept._made == [None] * 5  # nothing made yet
+    lazy = LintedSet([own], kept=kept)
+    assert lazy.has_kind("resource.k8s.io", "ResourceClaimTemplate") and not lazy.has_kind("", "ConfigMap")
+    assert lazy.has_any([("", "Secret"), ("scheduling.x-k8s.io", "PodGroup")])
+    templates = lazy.of_kind("resource.k8s.io", "ResourceClaimTemplate")
+    assert [o.ref.name for o in templates] == ["four-gpus", "two-gpus"]
+    assert sum(made is not None for made in kept._made) == 2  # the Pod and the PodGroups not made
+    assert lazy.find("scheduling.x-k8s.io", "PodGroup", "ml", "nccl-allreduce") == listed.find(
+        "scheduling.x-k8s.io", "PodGroup", "ml", "nccl-allreduce"
+    )
+    assert [(o.ref, o.file) for o in lazy] == [(o.ref, o.file) for o in listed] and len(lazy) == len(listed) == 6
+    assert lazy.of_kind("resource.k8s.io", "ResourceClaimTemplate")[0] is templates[0]
+    later = LintedObject(ObjectRef("v1", "ConfigMap", "ml", "late"), {}, "late.yaml")
+    lazy.add(later)
+    listed.add(later)
+    assert [o.ref for o in lazy] == [o.ref for o in listed] and lazy.of_kind("", "ConfigMap") == [later]
 
 
 def test_a_deferred_object_crosses_to_a_worker_decoded(tmp_path):

@@ -6,8 +6,8 @@ ResourceClaimTemplate in ``claim.json`` is found exactly like one in ``claim.yam
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol, TypeVar, overload
 
 from gpulint.kube.fields import mapping
 from gpulint.kube.workloads import ObjectFacts
@@ -106,6 +106,70 @@ def outline_object(
     )
 
 
+def _is_outline(obj: LintedObject) -> bool:
+    return obj.ref.kind == OUTLINE_KIND and obj.ref.api_version == OUTLINE_API_VERSION
+
+
+class KeptSource(Protocol):
+    """Where kept objects are made from (lint/inputs/repo_index.py: a file read from the index's cache)."""
+
+    def made(self, at: int) -> LintedObject: ...
+
+
+class KeptObjects(Sequence[LintedObject]):
+    """The objects of a repository's other files (the repository index), in the order its walk met them, each made
+    only when a lookup of its kind or a walk of every object first reads it: a warm pre-commit run looks up a few
+    kinds of the thousands of objects the index keeps (docs/performance.md). The outlines are held apart, made."""
+
+    def __init__(self) -> None:
+        self._made: list[LintedObject | None] = []
+        self._from: list[tuple[KeptSource, int] | None] = []
+        self._kinds: dict[tuple[str, str], list[int]] = {}
+        self.outlines: list[LintedObject] = []
+
+    def add(self, obj: LintedObject) -> None:
+        if _is_outline(obj):
+            self.outlines.append(obj)
+            return
+        self._kinds.setdefault((obj.ref.group, obj.ref.kind), []).append(len(self._made))
+        self._made.append(obj)
+        self._from.append(None)
+
+    def defer(self, source: KeptSource, kinds: Iterable[tuple[str, str]]) -> None:
+        """The objects ``source.made(0)``, ``(1)``... will make, of these (apiVersion, kind)s."""
+        for at, (api_version, kind) in enumerate(kinds):
+            self._kinds.setdefault((api_version.rpartition("/")[0], kind), []).append(len(self._made))
+            self._made.append(None)
+            self._from.append((source, at))
+
+    def kinds(self) -> Iterable[tuple[str, str]]:
+        """Every (API group, kind) held, none made for it."""
+        return self._kinds.keys()
+
+    def of_kind(self, key: tuple[str, str]) -> list[LintedObject]:
+        return [self[index] for index in self._kinds.get(key, ())]
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    @overload
+    def __getitem__(self, index: int) -> LintedObject: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[LintedObject]: ...
+
+    def __getitem__(self, index: int | slice) -> LintedObject | list[LintedObject]:
+        if isinstance(index, slice):
+            return [self[at] for at in range(*index.indices(len(self)))]
+        made = self._made[index]
+        if made is None:
+            where = self._from[index]
+            assert where is not None  # set together: defer()
+            made = self._made[index] = where[0].made(where[1])
+            self._from[index] = None
+        return made
+
+
 class LintedSet:
     """Objects by (API group, kind, namespace, name).
 
@@ -118,24 +182,51 @@ class LintedSet:
     the objects that cross files (gpulint/lint/world/cross_file.py), so a pod another pod may join can be missing.
     """
 
-    def __init__(self, objects: Iterable[LintedObject] = (), complete: bool = True, *, pods_whole: bool = True) -> None:
+    def __init__(
+        self,
+        objects: Iterable[LintedObject] = (),
+        complete: bool = True,
+        *,
+        pods_whole: bool = True,
+        kept: Sequence[LintedObject] = (),
+    ) -> None:
+        """``kept``: the objects of the files not linted, after ``objects`` (a KeptObjects: each kind made on its
+        first lookup)."""
         self.complete = complete
         self.pods_whole = pods_whole
         self._objects: list[LintedObject] = []
         self._outlines: list[LintedObject] = []
         self._by_kind: dict[tuple[str, str], list[LintedObject]] = {}
         self._facts: dict[str, Any] = {}  # key -> what fact() worked out of these objects
+        self._kept: KeptObjects | None = None
+        self._pending: set[tuple[str, str]] = set()  # the kept kinds not yet in _by_kind
         for obj in objects:
             self.add(obj)
+        if isinstance(kept, KeptObjects):
+            self._kept, self._pending = kept, set(kept.kinds())
+            self._outlines.extend(kept.outlines)
+        else:
+            for obj in kept:
+                self.add(obj)
 
     def add(self, obj: LintedObject) -> None:
-        if obj.ref.kind == OUTLINE_KIND and obj.ref.api_version == OUTLINE_API_VERSION:
+        self._settle()  # what was kept comes before what is added
+        if _is_outline(obj):
             self._outlines.append(obj)
             self._facts.clear()
             return
         self._objects.append(obj)
         self._by_kind.setdefault((obj.ref.group, obj.ref.kind), []).append(obj)
         self._facts.clear()  # worked out of fewer objects
+
+    def _settle(self) -> None:
+        """Every kept object made and in place: a walk of all the objects, or an object added after them."""
+        if self._kept is not None:
+            kept, self._kept = self._kept, None
+            for key in self._pending:
+                self._by_kind.setdefault(key, []).extend(kept.of_kind(key))
+            self._pending = set()
+            self._objects.extend(kept)
 
     def fact(self, key: str, work: Callable[..., _T], *args: Any) -> _T:
         """``work(*args)``, a fact of these objects alone (the device plugin configurations, the Kueue
@@ -152,13 +243,19 @@ class LintedSet:
         return self._outlines
 
     def __iter__(self) -> Iterator[LintedObject]:
+        self._settle()
         return iter(self._objects)
 
     def __len__(self) -> int:
+        self._settle()
         return len(self._objects)
 
     def of_kind(self, group: str, kind: str) -> list[LintedObject]:
-        return self._by_kind.get((group, kind), [])
+        key = (group, kind)
+        if key in self._pending and self._kept is not None:
+            self._pending.discard(key)
+            self._by_kind.setdefault(key, []).extend(self._kept.of_kind(key))
+        return self._by_kind.get(key, [])
 
     def find(self, group: str, kind: str, namespace: str, name: str) -> LintedObject | None:
         """The object of that kind and name; a manifest without a namespace matches any namespace
@@ -169,8 +266,9 @@ class LintedSet:
         return None
 
     def has_kind(self, group: str, kind: str) -> bool:
-        return bool(self._by_kind.get((group, kind)))
+        return bool(self._by_kind.get((group, kind))) or (group, kind) in self._pending
 
     def has_any(self, kinds: Iterable[tuple[str, str]]) -> bool:
         """An object of any of these (group, kind)s (a kind is listed only once an object of it is added)."""
-        return not self._by_kind.keys().isdisjoint(kinds)
+        kinds = set(kinds)
+        return not (self._by_kind.keys().isdisjoint(kinds) and self._pending.isdisjoint(kinds))

@@ -34,7 +34,7 @@ from gpulint import __version__
 from gpulint.lint.atomic import replace_file
 from gpulint.lint.findings import ObjectRef
 from gpulint.lint.inputs.file_walk import Walk
-from gpulint.lint.inputs.linted_set import LintedObject, outline_object, secret_outline
+from gpulint.lint.inputs.linted_set import KeptObjects, LintedObject, outline_object, secret_outline
 from gpulint.lint.inputs.loader import collector_paused, load_bytes
 from gpulint.lint.inputs.objects import parse_file
 from gpulint.lint.inputs.sed_words import FolderScripts
@@ -75,7 +75,7 @@ _OUTLINE_NEEDS = ("name", "kind")
 @dataclass
 class RepoContext:
     root: str  # the work tree's real path
-    objects: list[LintedObject] = field(default_factory=list)
+    objects: KeptObjects = field(default_factory=KeptObjects)  # each kind made when a check first looks it up
     complete: bool = True  # every manifest of the repository was indexed
     pods: bool = False  # ``objects`` carries the outlines of the pod templates of the objects not kept
     notes: list[str] = field(default_factory=list)
@@ -170,12 +170,14 @@ def build_context(
             entry = {"stat": list(signature), "objects": [[*r, _json(d)] for r, d in objects]}
             entry["outlines"] = _json(outlines) if outlines else b""
             context.parsed += 1
-            context.objects.extend(LintedObject(ObjectRef(*ref), data, path) for ref, data in objects)
+            for ref, data in objects:
+                context.objects.add(LintedObject(ObjectRef(*ref), data, path))
         elif entry["objects"]:
-            context.objects.extend(_CachedFile(path, entry["objects"], texts.get(), again).objects())
+            kept = entry["objects"]
+            context.objects.defer(_CachedFile(path, kept, texts.get(), again), (item[:2] for item in kept))
         fresh[key] = entry
         if pods and outlines:
-            context.objects.append(outline_object(outlines, path, key))
+            context.objects.add(outline_object(outlines, path, key))
     if use_cache and (context.parsed or set(fresh) != set(cache)):
         _save_cache(root, fresh, written)
     return context
@@ -218,8 +220,8 @@ class _CachedFile:
     again: _Again
     parsed: list[tuple[list[str], dict[str, Any]]] | None = None
 
-    def objects(self) -> list[LintedObject]:
-        return [LintedObject.deferred(ObjectRef(*item[:4]), self, at, self.path) for at, item in enumerate(self.kept)]
+    def made(self, at: int) -> LintedObject:
+        return LintedObject.deferred(ObjectRef(*self.kept[at][:4]), self, at, self.path)
 
     def data(self, at: int) -> dict[str, Any]:
         start, end = self.kept[at][4:6]
