@@ -79,8 +79,9 @@ class Walk:
             listed += len(entries)
             if self.max_entries and listed > self.max_entries:
                 return  # a tree of many files the selection does not take ends the walk too
+            inside = _prefix(directory)
             for entry in entries:
-                path = os.path.normpath(os.path.join(directory, entry.name))
+                path = inside + entry.name  # a listed name: no separator, never "." nor ".."
                 if (entry.name.startswith(".") and entry.name not in select.hidden) or excluded(path, self.exclude):
                     continue
                 is_dir = entry.is_dir(follow_symlinks=False)
@@ -158,6 +159,15 @@ class Walk:
             self.notes.append(f"{link}: skipped: a symbolic link to {kind_of_mode(mode)}, not a regular file")
             return False
         return True
+
+
+def _prefix(directory: str) -> str:
+    """What makes a name listed in ``directory`` its normalized path: os.path.normpath(os.path.join(directory,
+    name)) without the two calls for every file of a walk (a third of a warm pre-commit run's walk)."""
+    base = os.path.normpath(directory)
+    if base == os.curdir:
+        return ""
+    return base if base.endswith(os.sep) else base + os.sep
 
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
