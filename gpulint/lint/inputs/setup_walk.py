@@ -112,15 +112,15 @@ def _cached_facts(root: str, name: str, valid: Callable[[Any], bool]) -> dict[st
     files = document.get("files")
     if not isinstance(files, dict):
         return {}
+    # by exact type, unpacked, and a file's facts only when it has some (every reader takes none as valid): every
+    # warm run tests every entry, most of them a file that says nothing
     for key, entry in files.items():
-        if not (
-            isinstance(key, str)
-            and isinstance(entry, list)
-            and len(entry) == 4
-            and all(type(n) is int and n >= 0 for n in entry[:3])
-            and isinstance(entry[3], list)
-            and valid(entry[3])
-        ):
+        if type(key) is not str or type(entry) is not list or len(entry) != 4:
+            return {}
+        size, mtime, inode, facts = entry
+        if not (type(size) is int and type(mtime) is int and type(inode) is int and min(size, mtime, inode) >= 0):
+            return {}
+        if type(facts) is not list or (facts and not valid(facts)):
             return {}
     return files
 
