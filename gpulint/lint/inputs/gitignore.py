@@ -299,7 +299,7 @@ def layer_of(lines: list[str], prefix: str = "") -> _Layer:
         for number, line in enumerate(lines)
         if line and not line.startswith("#") and not literals.add(line, number)
     ]
-    return _Layer(prefix, _compile(_regexes(rest)), literals)
+    return _Layer(prefix, _compile(_regexes(rest)) if rest else (), literals)
 
 
 def _regexes(lines: list[tuple[int, str]]) -> list[tuple[str, _Regex]]:
