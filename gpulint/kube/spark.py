@@ -227,13 +227,14 @@ def executor_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
 @dataclass(frozen=True)
 class WebhookSwitch:
     enabled: bool
-    where: str  # as a note names it
+    words: str  # what sets it, as a note words it after where it is ("sets webhook.enable: false"; "": not known)
 
 
+NOT_KNOWN = WebhookSwitch(True, "")  # an install that may run the webhook: the switch is never counted off
 _FLAG = re.compile(r"^--?enable-webhook(?:=(.*))?$")
 
 
-def deployment_switch(data: dict[str, Any], where: str) -> WebhookSwitch | None:
+def deployment_switch(data: dict[str, Any]) -> WebhookSwitch | None:
     """The v1 operator's ``-enable-webhook`` flag in a Deployment running the operator (default false), None for
     any other Deployment (v2 runs its webhook as a Deployment of its own: the controller's args do not say)."""
     for container in sequence(dig(data, "spec", "template", "spec", "containers")):
@@ -252,17 +253,17 @@ def deployment_switch(data: dict[str, Any], where: str) -> WebhookSwitch | None:
             if found is not None:
                 value = (found.group(1) or "true").strip().lower()
         if value is None:
-            return WebhookSwitch(False, f"{where} runs the operator without -enable-webhook, which defaults to false")
+            return WebhookSwitch(False, "runs the operator without -enable-webhook, which defaults to false")
         if value in ("true", "false", "1", "0", "t", "f"):
             enabled = value in ("true", "1", "t")
-            return WebhookSwitch(enabled, f"{where} runs the operator with -enable-webhook={value}")
+            return WebhookSwitch(enabled, f"runs the operator with -enable-webhook={value}")
         return None
     return None
 
 
-def values_switch(values: dict[str, Any], where: str) -> WebhookSwitch | None:
+def values_switch(values: dict[str, Any]) -> WebhookSwitch | None:
     """The chart's ``webhook.enable`` when written (its default changed with v2: unwritten, not known)."""
     enable = dig(values, "webhook", "enable")
     if isinstance(enable, bool):
-        return WebhookSwitch(enable, f"{where} sets webhook.enable: {str(enable).lower()}")
+        return WebhookSwitch(enable, f"sets webhook.enable: {str(enable).lower()}")
     return None

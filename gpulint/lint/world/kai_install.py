@@ -34,11 +34,11 @@ def kai_installs(linted: LintedSet) -> tuple[FoundKai, ...]:
 
 
 def _installs(linted: LintedSet) -> tuple[FoundKai, ...]:
-    return tuple(FoundKai(release, where) for release, where in operator_installs(linted, _READER))
+    return tuple(FoundKai(release, where) for release, where in operator_installs(linted, KAI))
 
 
 def _chart(data: dict[str, Any], given: ChartValues) -> str | None:
     return chart_version(data, given) if given.chart == CHART else None
 
 
-_READER = ReleaseReader(image_releases, _chart)
+KAI = ReleaseReader(image_releases, _chart)

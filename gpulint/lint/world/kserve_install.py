@@ -37,7 +37,7 @@ def kserve_installs(linted: LintedSet) -> tuple[FoundInstall, ...]:
 
 
 def _installs(linted: LintedSet) -> tuple[FoundInstall, ...]:
-    return tuple(FoundInstall(install, where) for install, where in operator_installs(linted, _READER))
+    return tuple(FoundInstall(install, where) for install, where in operator_installs(linted, KSERVE))
 
 
 def _controller_installs(deployment: dict[str, Any]) -> list[KServeInstall]:
@@ -58,4 +58,4 @@ def _chart_install(data: dict[str, Any], given: ChartValues) -> KServeInstall | 
     return KServeInstall(minor, chart_dev_shm=dev_shm)
 
 
-_READER = ReleaseReader(_controller_installs, _chart_install)
+KSERVE = ReleaseReader(_controller_installs, _chart_install)

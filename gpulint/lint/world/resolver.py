@@ -22,8 +22,7 @@ from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gangs.members import group_references, joiner_key
 from gpulint.kube.gpu_stack import gpu_nodes
-from gpulint.kube.kai_admission import KaiAdmission, image_releases
-from gpulint.kube.kserve_runtimes import KServeInstall, controller_releases
+from gpulint.kube.kai_admission import KaiAdmission
 from gpulint.kube.mutating_webhooks import Scope
 from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.labels import any_pooled
@@ -37,7 +36,7 @@ from gpulint.lint.inputs.autopilot_setup import NO_WORDS, ClusterWords
 from gpulint.lint.inputs.knative_setup import NO_SETUP, KnativeSetup
 from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
 from gpulint.lint.inputs.run_setup import RunSetup
-from gpulint.lint.world import operator_releases
+from gpulint.lint.world import kai_install, kserve_install, operator_releases
 from gpulint.lint.world.chart_releases import ReleaseReader
 from gpulint.lint.world.inventory import (
     GANG_OBJECT_KINDS,
@@ -54,8 +53,9 @@ from gpulint.lint.world.kserve_install import FoundInstall, kserve_installs
 from gpulint.lint.world.operator_releases import knative_installs, kuberay_installs, kueue_installs
 from gpulint.lint.world.rejections import Rejection
 from gpulint.lint.world.shapes import PodShapes
+from gpulint.lint.world.spark_install import SPARK, spark_switches
+from gpulint.lint.world.spark_install import Placed as SparkSwitch
 from gpulint.lint.world.spark_install import bound as bound_spark
-from gpulint.lint.world.spark_install import spark_switches
 
 if TYPE_CHECKING:  # the admission models are imported where a run meets a queue or a namespace policy
     from gpulint.kube.dra.devices import DraModel
@@ -71,6 +71,7 @@ DRA_GROUP = "resource.k8s.io"
 _DRA_CLUSTER_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTaintRule")
 _DRA_CLUSTER = tuple((DRA_GROUP, kind) for kind in _DRA_CLUSTER_KINDS)  # as (group, kind)s
 _F = TypeVar("_F")
+_R = TypeVar("_R")
 _EMPTY = ClusterInventory()
 NOTHING_DECLARED = Declared()
 NAMESPACE_POLICY_KINDS = ("LimitRange", "ResourceQuota")
@@ -789,32 +790,21 @@ class Resolver:
         return self._with_crd_templates(data)
 
     @cached_property
-    def _held_spark_switches(self) -> tuple[spark.WebhookSwitch, ...]:
+    def _held_spark_switches(self) -> tuple[SparkSwitch, ...]:
         """The Spark operator's webhook switch as the inventory's operator Deployments set it."""
-        found = (
-            spark.deployment_switch(data, f"{where} of the inventory") for data, where in self._cluster.deployments
-        )
-        return tuple(switch for switch in found if switch is not None)
+        return self._held_releases(SPARK)
 
     def kserve_installs(self) -> tuple[FoundInstall, ...]:
         """The KServe releases the linted files install (lint/world/kserve_install.py), and those the
         inventory's controller Deployments run."""
-        held = tuple(
-            FoundInstall(KServeInstall(minor), f"{where} of the inventory")
-            for data, where in self._cluster.deployments
-            for minor in controller_releases(data)
-        )
-        return kserve_installs(self.linted) + held
+        held = self._held_releases(kserve_install.KSERVE)
+        return kserve_installs(self.linted) + tuple(FoundInstall(install, where) for install, where in held)
 
     def kai_installs(self) -> tuple[FoundKai, ...]:
         """The KAI Scheduler releases the linted files install (lint/world/kai_install.py), and those the
         inventory's Deployments run."""
-        held = tuple(
-            FoundKai(tag, f"{where} of the inventory")
-            for data, where in self._cluster.deployments
-            for tag in image_releases(data)
-        )
-        return kai_installs(self.linted) + held
+        held = self._held_releases(kai_install.KAI)
+        return kai_installs(self.linted) + tuple(FoundKai(release, where) for release, where in held)
 
     def knative_installs(self) -> tuple[tuple[str, str], ...]:
         """The Knative Serving releases the linted files install and the inventory's Deployments run, as written."""
@@ -828,7 +818,8 @@ class Resolver:
         """The KubeRay releases the linted files install and the inventory's Deployments run, as written."""
         return kuberay_installs(self.linted) + self._held_releases(operator_releases.KUBERAY)
 
-    def _held_releases(self, reader: ReleaseReader[str]) -> tuple[tuple[str, str], ...]:
+    def _held_releases(self, reader: ReleaseReader[_R]) -> tuple[tuple[_R, str], ...]:
+        """What an operator's reader reads of the inventory's Deployments, each with where it is written."""
         return tuple(
             (release, f"{where} of the inventory")
             for data, where in self._cluster.deployments
