@@ -223,53 +223,49 @@ def scheduling_verdict(
     them (default ``site``): its node selection is the pod's own. ``namespace``: its object's, as written (a
     GKE namespace may name the ComputeClass GKE selects for it). Built once per pod template and inventory
     in the ``facts`` of its object while it is checked."""
-    written = site if as_written is None else as_written
-    return part_fact(
-        facts,
-        site.spec,
-        ("scheduling verdict", kind, site.pods, namespace),
-        _scheduling_verdict_of_shape,
+    ask = _SchedulingAsk(
         kind,
         site,
-        written,
+        site if as_written is None else as_written,
         resolver,
         facts,
         resolver.namespace_class(namespace, kind),
-        against=resolver,
     )
+    key = ("scheduling verdict", kind, site.pods, namespace)
+    return part_fact(facts, site.spec, key, _scheduling_verdict_of_shape, ask, against=resolver)
 
 
-def _scheduling_verdict_of_shape(
-    kind: str,
-    site: PodSpecSite,
-    as_written: PodSpecSite,
-    resolver: Resolver,
-    facts: ObjectFacts | None,
-    namespace_class: str,
-) -> SchedulingVerdict:
+@dataclass(frozen=True)
+class _SchedulingAsk:
+    """One pod template as the scheduling verdict judges it: ``site`` as it starts (with Kueue's pins),
+    ``as_written`` before them, in a namespace whose GKE ComputeClass is ``namespace_class``."""
+
+    kind: str
+    site: PodSpecSite
+    as_written: PodSpecSite
+    resolver: Resolver
+    facts: ObjectFacts | None
+    namespace_class: str
+
+
+def _scheduling_verdict_of_shape(ask: _SchedulingAsk) -> SchedulingVerdict:
     # the pod as it starts and as written: Kueue's pins may tell them apart
-    key = ("scheduling verdict", kind, site.path, site.pods, as_written.path, as_written.pods, namespace_class)
+    site, as_written = ask.site, ask.as_written
+    key = ("scheduling verdict", ask.kind, site.path, site.pods, as_written.path, as_written.pods, ask.namespace_class)
     specs = (site.spec,) if as_written is site else (site.spec, as_written.spec)
-    args = (kind, site, as_written, resolver, facts, namespace_class)
-    return of_shape(resolver.pod_shapes, (*key, len(specs)), specs, facts, _scheduling_verdict, *args)
+    return of_shape(ask.resolver.pod_shapes, (*key, len(specs)), specs, ask.facts, _scheduling_verdict, ask)
 
 
-def _scheduling_verdict(
-    kind: str,
-    site: PodSpecSite,
-    as_written: PodSpecSite,
-    resolver: Resolver,
-    facts: ObjectFacts | None,
-    namespace_class: str,
-) -> SchedulingVerdict:
-    written = written_requirements(kind, as_written.spec, resolver, facts)
-    started = written if as_written is site else written_requirements(kind, site.spec, resolver, facts)
-    pod = gpu_pod_requirements(kind, site, resolver, facts) or started  # with Kueue's pins
+def _scheduling_verdict(ask: _SchedulingAsk) -> SchedulingVerdict:
+    site, resolver = ask.site, ask.resolver
+    written = written_requirements(ask.kind, ask.as_written.spec, resolver, ask.facts)
+    started = written if ask.as_written is site else written_requirements(ask.kind, site.spec, resolver, ask.facts)
+    pod = gpu_pod_requirements(ask.kind, site, resolver, ask.facts) or started  # with Kueue's pins
     model = resolver.model
     result = model.evaluate(pod)
     fits = (
-        pool_fits(pod, resolver, namespace_class, priorities=True)
-        if asks_pools(resolver) and kind != "DaemonSet"
+        pool_fits(pod, resolver, ask.namespace_class, priorities=True)
+        if asks_pools(resolver) and ask.kind != "DaemonSet"
         else []
     )
     return SchedulingVerdict(
@@ -280,7 +276,7 @@ def _scheduling_verdict(
         model.placeable(pod) if result.fits and site.pods and site.pods > 1 else None,
         replace(
             Cause(result.summary()) if result.fits or fits else scheduling_cause(result, pod, resolver),
-            selection=selection_leaves_no_node(written, resolver, namespace_class),
+            selection=selection_leaves_no_node(written, resolver, ask.namespace_class),
         ),
         selection_limits_replicas(written, site.pods, resolver) if result.fits else None,
     )
