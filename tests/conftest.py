@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from oracle_client import Oracle, build, go_command
+from support.cluster_layout import GIT_HEAD
+from support.trees import write_tree
 
 from gpulint.cli.main import cli
 from gpulint.lint.config import Config
@@ -84,6 +86,26 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty folder the test runs in, as a user runs gpulint from their repository's root."""
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@dataclass(frozen=True)
+class ClusterRepo:
+    """A git work tree the cluster-scope tests write (support/cluster_layout.py), run from its root."""
+
+    root: Path
+
+    def write(self, files: dict[str, str]) -> None:
+        write_tree(self.root, {**GIT_HEAD, **files})
+
+    def unknown(self, named: str) -> list[tuple[str, str]]:
+        """The gpu-resource-unknown errors and warnings of `gpulint check NAMED`: (path, severity)."""
+        found = check_serious(named)
+        return [(path, severity) for path, _, rule, severity, _ in found if rule == "gpu-resource-unknown"]
+
+
+@pytest.fixture
+def cluster_repo(repo: Path) -> ClusterRepo:
+    return ClusterRepo(repo)
 
 
 @pytest.fixture

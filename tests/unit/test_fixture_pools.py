@@ -8,79 +8,48 @@ from __future__ import annotations
 
 import pytest
 from conftest import check_serious
-from support.trees import write_tree
+from support.cluster_layout import gpu_pod, node_pool
 
-POOL = """
-    apiVersion: karpenter.sh/v1
-    kind: NodePool
-    metadata:
-      name: default
-    spec:
-      template:
-        spec:
-          nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-          requirements:
-          - key: karpenter.k8s.aws/instance-family
-            operator: In
-            values: [%s]
-    """
-POD = """
-    apiVersion: v1
-    kind: Pod
-    metadata:
-      name: vllm
-    spec:
-      containers:
-      - name: vllm
-        image: vllm/vllm-openai:v0.8.5
-        resources:
-          limits:
-            nvidia.com/gpu: 1
-    """
-GIT = {".git/HEAD": "ref: refs/heads/main\n"}
 DEPLOYED = "deploy/vllm/pod.yaml"
-CPU_POOL = POOL % "m7i, c7i"
-GPU_POOL = POOL % "g6e"
-
-
-def unknown(named: str) -> list[tuple[str, str]]:
-    return [(path, severity) for path, _, rule, severity, _ in check_serious(named) if rule == "gpu-resource-unknown"]
+POD = gpu_pod()
+CPU_POOL = node_pool()
+GPU_POOL = node_pool("g6e")
 
 
 @pytest.mark.parametrize("named", [".", DEPLOYED])  # as CI and as pre-commit run it
-def test_a_test_folders_pools_are_not_the_cluster(repo, named):
+def test_a_test_folders_pools_are_not_the_cluster(cluster_repo, named):
     # failing before: the CPU-only pool of a test fixture was "the cluster", so the deployed GPU pod had no GPU node
-    write_tree(repo, {**GIT, "tests/fixtures/karpenter/pool.yaml": CPU_POOL, DEPLOYED: POD})
-    assert unknown(named) == []
+    cluster_repo.write({"tests/fixtures/karpenter/pool.yaml": CPU_POOL, DEPLOYED: POD})
+    assert cluster_repo.unknown(named) == []
 
 
 @pytest.mark.parametrize("named", [".", DEPLOYED])
-def test_the_deployed_pools_judge_without_the_examples(repo, named):
+def test_the_deployed_pools_judge_without_the_examples(cluster_repo, named):
     # failing before: an example's GPU pool of the same name made the repository's CPU-only cluster look able to serve it
-    files = {**GIT, "deploy/karpenter/pool.yaml": CPU_POOL, "examples/gpu/pool.yaml": GPU_POOL, DEPLOYED: POD}
-    write_tree(repo, files)
-    assert unknown(named) == [(DEPLOYED, "warning")]
+    files = {"deploy/karpenter/pool.yaml": CPU_POOL, "examples/gpu/pool.yaml": GPU_POOL, DEPLOYED: POD}
+    cluster_repo.write(files)
+    assert cluster_repo.unknown(named) == [(DEPLOYED, "warning")]
     (said,) = [said for _, _, rule, _, said in check_serious(named) if rule == "gpu-resource-unknown"]
     assert "(deploy/karpenter/pool.yaml), not those of examples/ (a test or example folder's" in said
 
 
 @pytest.mark.parametrize("named", [".", "examples/gpu/pod.yaml"])
-def test_an_example_is_not_judged_by_the_deployed_pools(repo, named):
+def test_an_example_is_not_judged_by_the_deployed_pools(cluster_repo, named):
     # the reverse: the repository's own pools say nothing of where its examples run
-    write_tree(repo, {**GIT, "deploy/karpenter/pool.yaml": CPU_POOL, "examples/gpu/pod.yaml": POD})
-    assert unknown(named) == []
+    cluster_repo.write({"deploy/karpenter/pool.yaml": CPU_POOL, "examples/gpu/pod.yaml": POD})
+    assert cluster_repo.unknown(named) == []
 
 
 @pytest.mark.parametrize("named", [".", "test/e2e/workloads/pod.yaml"])
-def test_a_fixture_folders_own_workloads_see_its_pools(repo, named):
+def test_a_fixture_folders_own_workloads_see_its_pools(cluster_repo, named):
     # the trap: the folder's pools still judge its workloads, across its subfolders (pools/ beside workloads/)
-    files = {**GIT, "test/e2e/pools/pool.yaml": CPU_POOL, "test/e2e/workloads/pod.yaml": POD}
-    write_tree(repo, files)
-    assert unknown(named) == [("test/e2e/workloads/pod.yaml", "warning")]
+    files = {"test/e2e/pools/pool.yaml": CPU_POOL, "test/e2e/workloads/pod.yaml": POD}
+    cluster_repo.write(files)
+    assert cluster_repo.unknown(named) == [("test/e2e/workloads/pod.yaml", "warning")]
 
 
-def test_a_folder_named_like_a_fixture_is_not_one(repo):
+def test_a_folder_named_like_a_fixture_is_not_one(cluster_repo):
     # the trap: only a folder named test, tests, testdata, e2e, fixtures, example(s) or hack is one
-    files = {**GIT, "latest/karpenter/pool.yaml": CPU_POOL, "contests/pod.yaml": POD}
-    write_tree(repo, files)
-    assert unknown(".") == [("contests/pod.yaml", "warning")]
+    files = {"latest/karpenter/pool.yaml": CPU_POOL, "contests/pod.yaml": POD}
+    cluster_repo.write(files)
+    assert cluster_repo.unknown(".") == [("contests/pod.yaml", "warning")]

@@ -4,26 +4,12 @@ and no other folder's (inputs/terraform_clusters, lint.run), shaped as aws-ia/te
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 from conftest import run_cli, said
+from support.cluster_layout import gpu_pod, node_pool
+from support.trees import write_tree
 
 from gpulint.lint.inputs.terraform_clusters import roots_of_tree
-
-
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / ".git").mkdir()  # a work tree: the walk's boundary
-    return tmp_path
-
-
-def write_tree(root, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip())
 
 
 def found(result, rule: str = "gpu-resource-unknown") -> list[tuple[str, str]]:
@@ -49,45 +35,17 @@ MANAGED_GPU_GROUP = """
         }
       }
 """
-CPU_POOL = """
-    apiVersion: karpenter.sh/v1
-    kind: NodePool
-    metadata:
-      name: %s
-    spec:
-      template:
-        spec:
-          nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-          requirements:
-          - key: karpenter.k8s.aws/instance-family
-            operator: In
-            values: [m7i, c7i]
-    """
-GPU_POD = """
-    apiVersion: v1
-    kind: Pod
-    metadata:
-      name: vllm
-    spec:
-      containers:
-      - name: vllm
-        image: vllm/vllm-openai:v0.8.5
-        resources:
-          limits:
-            nvidia.com/gpu: 8
-            vpc.amazonaws.com/efa: 1
-    """
+GPU_POD = gpu_pod(8, efa=True)
 
 
 @pytest.mark.parametrize("named", [".", "patterns/multi-node-vllm/pod.yaml"])  # as CI and as pre-commit run it
-def test_pools_of_another_pattern_do_not_judge_a_pattern_with_its_own_cluster(repo, named):
-    write_tree(
-        repo,
+def test_pools_of_another_pattern_do_not_judge_a_pattern_with_its_own_cluster(cluster_repo, named):
+    cluster_repo.write(
         {
             "patterns/multi-node-vllm/eks.tf": EKS_MODULE % MANAGED_GPU_GROUP,
             "patterns/multi-node-vllm/pod.yaml": GPU_POD,
             "patterns/karpenter/eks.tf": EKS_MODULE % "",
-            "patterns/karpenter/karpenter.yaml": CPU_POOL % "default",
+            "patterns/karpenter/karpenter.yaml": node_pool(),
         },
     )
     result = run_cli("check", named, "--format", "json")
@@ -95,22 +53,20 @@ def test_pools_of_another_pattern_do_not_judge_a_pattern_with_its_own_cluster(re
 
 
 @pytest.mark.parametrize("named", [".", "patterns/multi-node-vllm/pod.yaml"])
-def test_without_terraform_the_repositorys_pools_are_still_assumed_the_cluster(repo, named):
-    write_tree(
-        repo,
-        {"patterns/multi-node-vllm/pod.yaml": GPU_POD, "patterns/karpenter/karpenter.yaml": CPU_POOL % "default"},
+def test_without_terraform_the_repositorys_pools_are_still_assumed_the_cluster(cluster_repo, named):
+    cluster_repo.write(
+        {"patterns/multi-node-vllm/pod.yaml": GPU_POD, "patterns/karpenter/karpenter.yaml": node_pool()},
     )
     result = run_cli("check", named, "--format", "json")
     assert found(result) == [("patterns/multi-node-vllm/pod.yaml", "warning")] * 2, result.stdout
 
 
-def test_a_patterns_own_pools_judge_its_workloads(repo):
+def test_a_patterns_own_pools_judge_its_workloads(cluster_repo):
     """The trap: the pattern's Terraform creates no node group, so its Karpenter pools are its cluster's pools."""
-    write_tree(
-        repo,
+    cluster_repo.write(
         {
             "patterns/karpenter/eks.tf": EKS_MODULE % "",
-            "patterns/karpenter/karpenter.yaml": CPU_POOL % "default",
+            "patterns/karpenter/karpenter.yaml": node_pool(),
             "patterns/karpenter/pod.yaml": GPU_POD,
         },
     )
@@ -118,12 +74,11 @@ def test_a_patterns_own_pools_judge_its_workloads(repo):
     assert found(result) == [("patterns/karpenter/pod.yaml", "warning")] * 2, result.stdout
 
 
-def test_pools_not_all_in_the_linted_files_leave_the_resource_unknown(repo):
-    write_tree(
-        repo,
+def test_pools_not_all_in_the_linted_files_leave_the_resource_unknown(cluster_repo):
+    cluster_repo.write(
         {
             "patterns/karpenter-mng/eks.tf": EKS_MODULE % MANAGED_GPU_GROUP,
-            "patterns/karpenter-mng/karpenter.yaml": CPU_POOL % "default",
+            "patterns/karpenter-mng/karpenter.yaml": node_pool(),
             "patterns/karpenter-mng/pod.yaml": GPU_POD,
         },
     )
@@ -142,25 +97,25 @@ MONOREPO = {
           vpc_config { subnet_ids = var.subnets }
         }
         """,
-    "clusters/prod/pools.yaml": CPU_POOL % "gpu",
+    "clusters/prod/pools.yaml": node_pool(name="gpu"),
     "clusters/dev/cluster.yaml": """
         apiVersion: eksctl.io/v1alpha5
         kind: ClusterConfig
         metadata: {name: dev, region: us-west-2}
         """,
-    "clusters/dev/pools.yaml": (CPU_POOL % "gpu").replace("[m7i, c7i]", "[g6e]"),
+    "clusters/dev/pools.yaml": node_pool("g6e", "gpu"),
 }
 
 
 @pytest.mark.parametrize(("cluster", "expected"), [("dev", []), ("prod", ["warning"])])
-def test_a_monorepos_clusters_each_judge_their_own_workloads(repo, cluster, expected):
-    write_tree(repo, {**MONOREPO, f"clusters/{cluster}/apps/pod.yaml": GPU_POD.replace("vpc.amazonaws.com/efa: 1", "")})
+def test_a_monorepos_clusters_each_judge_their_own_workloads(cluster_repo, cluster, expected):
+    cluster_repo.write({**MONOREPO, f"clusters/{cluster}/apps/pod.yaml": gpu_pod(8)})
     result = run_cli("check", ".", "--format", "json")
     assert [severity for _, severity in found(result)] == expected, result.stdout
 
 
-def test_a_workload_in_no_cluster_folder_is_judged_by_no_clusters_pools(repo):
-    write_tree(repo, {**MONOREPO, "examples/pod.yaml": GPU_POD})
+def test_a_workload_in_no_cluster_folder_is_judged_by_no_clusters_pools(cluster_repo):
+    cluster_repo.write({**MONOREPO, "examples/pod.yaml": GPU_POD})
     result = run_cli("check", ".", "--format", "json")
     assert found(result) == [], result.stdout
 
@@ -192,7 +147,7 @@ AFFINITY_POD = GPU_POD.replace(
 )
 GITOPS = {
     **MONOREPO,
-    "platform/pool.yaml": (CPU_POOL % "example").replace("[m7i, c7i]", "[g6]"),
+    "platform/pool.yaml": node_pool("g6", "example"),
     "apps/train/pod.yaml": AFFINITY_POD,
     "clusters/prod/apps/pod.yaml": AFFINITY_POD,
 }
@@ -205,10 +160,10 @@ def affinity(findings: list[dict]) -> list[tuple]:
 @pytest.mark.parametrize(
     ("workload", "pools"), [("apps/train/pod.yaml", "platform/pool.yaml"), ("clusters/prod/apps/pod.yaml", "")]
 )
-def test_a_file_checked_alone_is_judged_by_the_pools_of_the_whole_runs_cluster(repo, workload, pools):
+def test_a_file_checked_alone_is_judged_by_the_pools_of_the_whole_runs_cluster(cluster_repo, workload, pools):
     """As pre-commit runs it (the file alone, the repository index read for the rest) and as CI runs it (the whole
     repository): the same verdict against the same pools, never another cluster folder's."""
-    write_tree(repo, GITOPS)
+    cluster_repo.write(GITOPS)
     whole = [f for f in run_cli("check", ".", "--format", "json").json()["findings"] if f["path"] == workload]
     alone = run_cli("check", workload, "--format", "json").json()["findings"]
     strip = [
@@ -226,11 +181,10 @@ def test_a_file_checked_alone_is_judged_by_the_pools_of_the_whole_runs_cluster(r
         assert "NodePool gpu" in text and "NodePool example" not in text
 
 
-def test_the_note_counts_the_pool_files_it_does_not_show(repo):
-    write_tree(
-        repo,
+def test_the_note_counts_the_pool_files_it_does_not_show(cluster_repo):
+    cluster_repo.write(
         {
-            **{f"karpenter/{n}/pool.yaml": (CPU_POOL % n).replace("[m7i, c7i]", "[g6]") for n in "abcde"},
+            **{f"karpenter/{n}/pool.yaml": node_pool("g6", n) for n in "abcde"},
             "apps/pod.yaml": AFFINITY_POD,
         },
     )
