@@ -9,7 +9,12 @@ sparkpod_defaulter.go (mutateSparkPod: the role's env, volumeMounts, hostNetwork
 priorityClassName, schedulerName, nodeSelector, affinity, tolerations, memoryLimit, gpu, securityContext and
 podSecurityContext reach the pod only through this mutating webhook). The switch: the chart's ``webhook.enable``
 (charts/spark-operator-chart/values.yaml, true since v2; GoogleCloudPlatform/spark-on-k8s-operator v1beta2-1.3.8
-chart: false) and, before v2, the operator's ``-enable-webhook`` flag (main.go, default false).
+chart: false) and, before v2, the operator's ``-enable-webhook`` flag (main.go, default false). Where it lands: the
+pod webhook of a MutatingWebhookConfiguration, ``mutate--v1-pod.sparkoperator.k8s.io`` from v2 (the chart's
+templates/webhook/mutatingwebhookconfiguration.yaml, v2.0.0-v2.5.2, rendered only under ``webhook.enable``; the
+webhook server only patches its caBundle: internal/controller/mutatingwebhookconfiguration), and
+``webhook.sparkoperator.k8s.io`` before (v1beta2-1.3.8-3.1.1 pkg/webhook/webhook.go: the operator registers it
+itself as ``spark-webhook-config`` under ``-enable-webhook``).
 
 Spark's own pod building (apache/spark v3.5.0 resource-managers/kubernetes BasicExecutorFeatureStep,
 BasicDriverFeatureStep, KubernetesUtils.buildResourcesQuantities): cpu request = coreRequest or cores (default 1),
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -231,6 +237,8 @@ class WebhookSwitch:
 
 
 NOT_KNOWN = WebhookSwitch(True, "")  # an install that may run the webhook: the switch is never counted off
+# The webhooks that mutate the driver and executor pods, by name (v2's, v1's): see the module's sources.
+POD_WEBHOOKS = ("mutate--v1-pod.sparkoperator.k8s.io", "webhook.sparkoperator.k8s.io")
 _FLAG = re.compile(r"^--?enable-webhook(?:=(.*))?$")
 
 
@@ -267,3 +275,31 @@ def values_switch(values: dict[str, Any]) -> WebhookSwitch | None:
     if isinstance(enable, bool):
         return WebhookSwitch(enable, f"sets webhook.enable: {str(enable).lower()}")
     return None
+
+
+def configurations_switch(configurations: Iterable[dict[str, Any]]) -> WebhookSwitch:
+    """The switch as a complete list of MutatingWebhookConfigurations sets it: on when one holds the operator's
+    pod webhook, else off (the pods are created with nothing to mutate them)."""
+    for configuration in configurations:
+        for webhook in sequence(configuration.get("webhooks")):
+            name = text(mapping(webhook).get("name"))
+            if name in POD_WEBHOOKS:
+                found = text(mapping(configuration.get("metadata")).get("name"))
+                return WebhookSwitch(True, f"holds the MutatingWebhookConfiguration {found} with the webhook {name}")
+    return WebhookSwitch(
+        False, f"holds no MutatingWebhookConfiguration with the operator's pod webhook ({POD_WEBHOOKS[0]})"
+    )
+
+
+def chart_controller(data: dict[str, Any]) -> bool:
+    """Whether a Deployment is the controller the v2 chart renders (labelled ``helm.sh/chart: spark-operator-<version>``
+    and ``app.kubernetes.io/component: controller``, running ``spark-operator controller start``): the chart's render
+    then holds its MutatingWebhookConfiguration exactly when the webhook is on."""
+    labels = mapping(dig(data, "metadata", "labels"))
+    if (
+        not text(labels.get("helm.sh/chart")).startswith(CHART + "-")
+        or labels.get("app.kubernetes.io/component") != "controller"
+    ):
+        return False
+    containers = map(mapping, sequence(dig(data, "spec", "template", "spec", "containers")))
+    return any("controller" in map(text, sequence(c.get("args"))) for c in containers)

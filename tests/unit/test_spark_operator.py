@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import yaml
 from conftest import check_serious
+from support.trees import write_tree
 
 from gpulint.kube.spark import BoundSparkApplication
 from gpulint.kube.workloads import pod_spec_sites
@@ -285,3 +286,182 @@ def test_counts_templates_and_scheduled():
     sites = {s.role: s for s in pod_spec_sites(scheduled)}
     assert sites["executor"].path == ("spec", "template", "executor")
     assert sites["executor"].pods == 4
+
+
+# ------------------------------------------------------ the switch from a whole MutatingWebhookConfiguration list
+
+# As `kubectl get mutatingwebhookconfigurations -o yaml` lists them: cert-manager's, and (when the v2 chart runs its
+# webhook) the chart's own, trimmed to what admission reads (templates/webhook/mutatingwebhookconfiguration.yaml).
+CERT_MANAGER_WEBHOOKS = """
+apiVersion: v1
+kind: List
+items:
+- apiVersion: admissionregistration.k8s.io/v1
+  kind: MutatingWebhookConfiguration
+  metadata:
+    name: cert-manager-webhook
+  webhooks:
+  - name: webhook.cert-manager.io
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    clientConfig:
+      service: {name: cert-manager-webhook, namespace: cert-manager, path: /mutate}
+    rules:
+    - {apiGroups: [cert-manager.io], apiVersions: [v1], operations: [CREATE, UPDATE], resources: ["*/*"]}
+"""
+SPARK_WEBHOOKS = """
+- apiVersion: admissionregistration.k8s.io/v1
+  kind: MutatingWebhookConfiguration
+  metadata:
+    name: spark-operator-webhook
+  webhooks:
+  - name: mutate--v1-pod.sparkoperator.k8s.io
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    clientConfig:
+      service: {name: spark-operator-webhook-svc, namespace: spark-operator, port: 9443, path: /mutate--v1-pod}
+    objectSelector:
+      matchLabels: {sparkoperator.k8s.io/launched-by-spark-operator: "true"}
+    rules:
+    - {apiGroups: [""], apiVersions: [v1], resources: [pods], operations: [CREATE]}
+"""
+
+
+def _with_webhooks(write, webhooks: str, *documents: str) -> list[tuple]:
+    manifests = write("spark.yaml", "---\n".join(d.lstrip("\n") for d in documents))
+    nodes = write("inventory/nodes.yaml", INVENTORY)
+    listed = write("inventory/webhooks.yaml", webhooks)
+    found = check_serious(str(manifests), "--inventory", str(nodes), "--inventory", str(listed))
+    return [(rule, severity, said) for _, _, rule, severity, said in found]
+
+
+def test_an_inventory_without_the_pod_webhook_has_it_off(repo, write):
+    # failing before: the v2 chart installs no Deployment that says, so the switch stayed unknown
+    found = _with_webhooks(write, CERT_MANAGER_WEBHOOKS, RAPIDS_APP)
+    assert [(rule, severity) for rule, severity, _ in found] == [("gpu-unschedulable", "error")]
+    assert (
+        "the Spark operator's mutating webhook is off (the inventory holds no MutatingWebhookConfiguration with the "
+        "operator's pod webhook (mutate--v1-pod.sparkoperator.k8s.io)): the executor's tolerations never reach its "
+        "pods" in found[0][2]
+    )
+
+
+def test_an_inventory_with_the_pod_webhook_has_it_on(repo, write):
+    assert _with_webhooks(write, CERT_MANAGER_WEBHOOKS + SPARK_WEBHOOKS, RAPIDS_APP) == []
+
+
+def test_an_install_that_may_turn_it_on_leaves_the_inventorys_off_unknown(repo, write):
+    # the trap: the change under review releases the chart with its webhook; a repository is not one cluster
+    assert _with_webhooks(write, CERT_MANAGER_WEBHOOKS, helm_release("true"), RAPIDS_APP) == []
+
+
+def test_webhook_configurations_in_the_linted_files_alone_prove_nothing(repo, write):
+    # the trap: a repository's MutatingWebhookConfigurations are not the cluster's whole list
+    webhooks = CERT_MANAGER_WEBHOOKS.split("items:\n- ", 1)[1].replace("\n  ", "\n")
+    assert _check(write, webhooks, RAPIDS_APP) == []
+
+
+# ------------------------------------------------------ the switch from the v2 chart rendered here
+
+# kubeflow/spark-operator v2.5.2 charts/spark-operator-chart, trimmed to the controller and the webhook's
+# configuration as its templates write them (labels from _helpers.tpl, the `if .Values.webhook.enable` guard).
+CHART = {
+    "charts/spark-operator/Chart.yaml": """
+        apiVersion: v2
+        name: spark-operator
+        version: 2.5.2
+        appVersion: 2.5.2
+        """,
+    "charts/spark-operator/values.yaml": """
+        image: {registry: ghcr.io, repository: kubeflow/spark-operator/controller, tag: 2.5.2}
+        webhook:
+          enable: true
+          port: 9443
+        spark:
+          jobNamespaces: [spark-jobs]
+        """,
+    "charts/spark-operator/templates/_helpers.tpl": """
+        {{- define "spark-operator.labels" -}}
+        helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+        app.kubernetes.io/name: spark-operator
+        app.kubernetes.io/instance: {{ .Release.Name }}
+        app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+        {{- end }}
+        """,
+    "charts/spark-operator/templates/controller/deployment.yaml": """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: {{ .Release.Name }}-controller
+          labels:
+            {{- include "spark-operator.labels" . | nindent 4 }}
+            app.kubernetes.io/component: controller
+        spec:
+          selector:
+            matchLabels: {app.kubernetes.io/component: controller}
+          template:
+            metadata:
+              labels: {app.kubernetes.io/component: controller}
+            spec:
+              containers:
+              - name: spark-operator-controller
+                image: {{ .Values.image.registry }}/{{ .Values.image.repository }}:{{ .Values.image.tag }}
+                args:
+                - controller
+                - start
+                - --namespaces={{ .Values.spark.jobNamespaces | join "," }}
+        """,
+    "charts/spark-operator/templates/webhook/mutatingwebhookconfiguration.yaml": """
+        {{- if .Values.webhook.enable }}
+        apiVersion: admissionregistration.k8s.io/v1
+        kind: MutatingWebhookConfiguration
+        metadata:
+          name: {{ .Release.Name }}-webhook
+          labels:
+            {{- include "spark-operator.labels" . | nindent 4 }}
+            app.kubernetes.io/component: webhook
+        webhooks:
+        - name: mutate--v1-pod.sparkoperator.k8s.io
+          admissionReviewVersions: ["v1"]
+          clientConfig:
+            service:
+              name: {{ .Release.Name }}-webhook-svc
+              namespace: {{ .Release.Namespace }}
+              port: {{ .Values.webhook.port }}
+              path: /mutate--v1-pod
+          sideEffects: None
+          objectSelector:
+            matchLabels:
+              sparkoperator.k8s.io/launched-by-spark-operator: "true"
+          rules:
+          - apiGroups: [""]
+            apiVersions: ["v1"]
+            resources: ["pods"]
+            operations: ["CREATE"]
+        {{- end }}
+        """,
+}
+
+
+def _rendered(repo, helm, enable: str) -> list[tuple]:
+    values = CHART["charts/spark-operator/values.yaml"].replace("enable: true", f"enable: {enable}")
+    write_tree(repo, {**CHART, "charts/spark-operator/values.yaml": values, "jobs/etl.yaml": RAPIDS_APP})
+    write_tree(repo, {"inventory/nodes.yaml": INVENTORY}, dedent=False)
+    found = check_serious("charts", "jobs", "--helm", str(helm), "--inventory", "inventory")
+    return [(path, rule, severity, said) for path, _, rule, severity, said in found]
+
+
+def test_the_chart_rendered_without_its_webhook_has_it_off(repo, helm):
+    found = _rendered(repo, helm, "false")
+    assert [(path, rule, severity) for path, rule, severity, _ in found] == [
+        ("jobs/etl.yaml", "gpu-unschedulable", "error")
+    ]
+    assert (
+        "the Spark operator's mutating webhook is off (the render of charts/spark-operator holds no "
+        "MutatingWebhookConfiguration with the operator's pod webhook (mutate--v1-pod.sparkoperator.k8s.io))"
+        in found[0][3]
+    )
+
+
+def test_the_chart_rendered_with_its_webhook_has_it_on(repo, helm):
+    assert _rendered(repo, helm, "true") == []

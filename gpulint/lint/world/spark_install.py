@@ -1,14 +1,15 @@
 """Whether the Spark operator's mutating webhook runs, as the linted files set it (kube/spark.py; the inventory's
 operator Deployments are read in inventory.py): the v1 operator Deployment's ``-enable-webhook`` flag, or a release of
-the ``spark-operator`` chart that writes ``webhook.enable``. A repository may hold several clusters' installs: the
-switch is known only when all agree. The walk is chart_releases.operator_installs."""
+the ``spark-operator`` chart that writes ``webhook.enable`` (the walk is chart_releases.operator_installs), or the v2
+chart rendered here, whose render holds its pod webhook's MutatingWebhookConfiguration exactly when the webhook is
+on. A repository may hold several clusters' installs: the switch is known only when all agree."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
-from gpulint.kube import spark
+from gpulint.kube import mutating_webhooks, spark
 from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.world.chart_releases import ChartValues, ReleaseReader, operator_installs
 
@@ -22,7 +23,20 @@ def spark_switches(linted: LintedSet) -> tuple[Placed, ...]:
 
 
 def _switches(linted: LintedSet) -> tuple[Placed, ...]:
-    return tuple(operator_installs(linted, SPARK))
+    return (*operator_installs(linted, SPARK), *_rendered_switches(linted))
+
+
+def _rendered_switches(linted: LintedSet) -> list[Placed]:
+    """The switch of each render (a chart, or an overlay inflating it) that makes the v2 chart's controller: the
+    render's whole output is linted with it, so its MutatingWebhookConfigurations are the release's."""
+    renders = dict.fromkeys(
+        obj.render for obj in linted.of_kind("apps", "Deployment") if obj.render and spark.chart_controller(obj.data)
+    )
+    configurations = linted.of_kind(mutating_webhooks.GROUP, mutating_webhooks.KIND)
+    return [
+        (spark.configurations_switch(c.data for c in configurations if c.render == render), f"the render of {render}")
+        for render in renders
+    ]
 
 
 def _deployment_switches(data: dict[str, Any]) -> tuple[spark.WebhookSwitch, ...]:
