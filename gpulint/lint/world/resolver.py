@@ -793,9 +793,10 @@ class Resolver:
     def _held_spark_switches(self) -> tuple[SparkSwitch, ...]:
         """The Spark operator's webhook switch as the inventory's operator Deployments set it, and as its
         MutatingWebhookConfigurations do when it lists them (whole: the pod webhook is there or nowhere)."""
-        listed = self._cluster.lists(mutating_webhooks.KIND)
-        held = (spark.configurations_switch(self._cluster.mutating_webhooks), "the inventory") if listed else None
-        return self._held_releases(SPARK) + ((held,) if held is not None else ())
+        found = self._held_releases(SPARK)
+        if not self._cluster.lists(mutating_webhooks.KIND):
+            return found
+        return (*found, (spark.configurations_switch(self._cluster.mutating_webhooks), "the inventory"))
 
     def kserve_installs(self) -> tuple[FoundInstall, ...]:
         """The KServe releases the linted files install (lint/world/kserve_install.py), and those the
