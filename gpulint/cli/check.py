@@ -10,16 +10,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpulint.cli.adoption import AdoptionOptions
+from gpulint.cli.fix_passes import fix_to_fixpoint
 from gpulint.cli.live import LiveCluster, load_cluster, load_scoped
 from gpulint.cli.render_options import SourceOptions
 from gpulint.lint.config import Config
 from gpulint.lint.engine import enabled_rules
 from gpulint.lint.errors import BaselineError, PolicyError, ToolError
-from gpulint.lint.findings import FileReport, Fix, Report, RunNotes, Severity, StreamedReport, capped
+from gpulint.lint.findings import FileReport, Report, RunNotes, Severity, StreamedReport, capped
 from gpulint.lint.inputs.collect import collect_all
 from gpulint.lint.inputs.linted_set import LintedObject
 from gpulint.lint.inputs.repo_index import build_context, repository_of
-from gpulint.lint.inputs.sources import STDIN, Collection, CollectOptions, Source, SourceError
+from gpulint.lint.inputs.sources import STDIN, Collection, CollectOptions, SourceError
 from gpulint.lint.rule import Rule
 from gpulint.lint.run import LintRun
 from gpulint.lint.world.cross_file import crosses_files
@@ -52,89 +53,6 @@ class CheckResult:
         if not isinstance(self.output, str):
             self.output = "".join(self.output)
         return self.output
-
-
-@dataclass
-class _FixJob:
-    display: str
-    fs_path: str | None
-    fixes: list[Fix]
-    linted: bytes | None  # the bytes the findings came from (None: a file a render read)
-    source: Source | None  # the linted source it is (None: a template, base or patch of a render)
-
-
-def _fix_jobs(report: Report, sources: list[Source], unsafe: bool, messages: list[str]) -> list[_FixJob]:
-    """Fixes by the file they edit: a plain file its own; a rendered object's go to the base or patch
-    that holds the field, and those that would edit template logic are refused with a message. Safe
-    fixes only, unless ``unsafe`` (``--unsafe-fixes``)."""
-    by_display = {source.display: source for source in sources}
-    jobs: list[_FixJob] = []
-    rendered: dict[tuple[str, str], _FixJob] = {}
-    for file in report.files:
-        source = by_display.get(file.path)
-        fixes = [f.fix for f in file.findings if f.fix is not None and (f.fix.safe or unsafe)]
-        if not fixes or source is None:
-            continue
-        if source.rendered is None:
-            jobs.append(_FixJob(file.path, source.fs_path, fixes, None, source))
-            continue
-        refused = sorted(
-            {(finding.file, finding.fix.refused) for finding in file.findings if finding.fix and finding.fix.refused}
-        )
-        messages.extend(f"gpulint: {shown}: not fixed: {reason}" for shown, reason in refused)
-        for fix in fixes:
-            if fix.applicable and fix.fs_path:
-                job = rendered.setdefault((fix.file, fix.fs_path), _FixJob(fix.file, fix.fs_path, [], None, None))
-                if all((f.document, f.path) != (fix.document, fix.path) for f in job.fixes):  # two overlays, one base
-                    job.fixes.append(fix)
-    return jobs + list(rendered.values())
-
-
-def _apply_fixes(
-    report: Report, sources: list[Source], show_diff: bool, unsafe: bool, messages: list[str]
-) -> tuple[list[Source], str, bool]:
-    """Fix files in place (or collect their diff); returns the sources that changed, the diff text, and
-    whether a file a render read changed (then everything is rendered again). Standard input and pipes
-    are read once: their diff is shown, they are never written."""
-    from gpulint.lint.output.fix import FixRefused, prepare_fix, prepare_fix_of_content, write_fix
-
-    changed: list[Source] = []
-    diffs: list[str] = []
-    rerender = False
-    for job in _fix_jobs(report, sources, unsafe, messages):
-        if job.fs_path is None and not (show_diff and job.source is not None):
-            messages.append(
-                f"gpulint: {job.display}: fixes are not applied to standard input or a pipe (--diff prints them)"
-            )
-            continue
-        try:
-            # a linted file must still hold the bytes the findings came from
-            linted = job.source.read() if job.source is not None else None
-            if job.fs_path is None and linted is not None:
-                prepared = prepare_fix_of_content(job.display, linted, job.fixes)
-            else:
-                assert job.fs_path is not None
-                prepared = prepare_fix(job.display, job.fs_path, job.fixes, linted)
-            if prepared is None:
-                continue
-            if show_diff:
-                diffs.append(prepared.diff())
-                continue
-            write_fix(prepared)
-        except FixRefused as exc:
-            messages.append(f"gpulint: {job.display}: not fixed: {exc}")
-            continue
-        except OSError as exc:  # a full disk, a read-only file: the file is as it was
-            messages.append(
-                f"gpulint: {job.display}: not fixed: cannot write it ({exc.strerror or exc}); left unchanged"
-            )
-            continue
-        messages.append(f"gpulint: {job.display}: applied {prepared.applied} fix{'es' if prepared.applied > 1 else ''}")
-        if job.source is not None:
-            changed.append(job.source)
-        else:
-            rerender = True
-    return changed, "".join(diffs), rerender
 
 
 def repository_context(
@@ -218,30 +136,40 @@ def run_check(
             result, run, jobs, baseline, streamed, rules, color, config.fail_on, notes_before, notes_after
         )
         return result
-    report = run.report(1 if fixing else jobs)  # fixing reuses the parsed files: one process holds them
     messages: list[str] = []
+    converged = True
     if fixing:
-        changed, diff, rerender = _apply_fixes(report, collected.sources, show_diff, adoption.unsafe_fixes, messages)
-        if show_diff:
-            return CheckResult(diff, bool(diff), messages)
-        if rerender:  # a base or patch changed: render the overlays again, then report what is left
-            try:
-                collected = collect_all(paths, options=collect_options)
-            except (SourceError, ToolError) as exc:
-                return CheckResult("", True, [*messages, f"gpulint: error: {exc}"], usage_error=True)
-            run = LintRun(
+
+        def rendered_again() -> tuple[LintRun, Collection]:
+            again = collect_all(paths, options=collect_options)
+            return LintRun(
                 config,
-                collected.sources,
+                again.sources,
                 cluster,
                 rules=rules,
                 context=context,
                 partial=partial,
                 scoped=scoped,
                 indexed=indexed,
+            ), again
+
+        try:
+            fixed = fix_to_fixpoint(
+                run,
+                collected.sources,
+                show_diff=show_diff,
+                unsafe=adoption.unsafe_fixes,
+                rendered_again=rendered_again,
+                messages=messages,
             )
-            report = run.report(1)
-        elif changed:  # report what is left after the fixes
-            report = run.relinted(changed).report(1)
+        except (SourceError, ToolError) as exc:
+            return CheckResult("", True, [*messages, f"gpulint: error: {exc}"], usage_error=True)
+        if show_diff:
+            return CheckResult(fixed.diff, bool(fixed.diff) or not fixed.converged, messages)
+        report, run, collected = fixed.report, fixed.run, fixed.collected or collected
+        converged = fixed.converged
+    else:
+        report = run.report(jobs)
     report = Report([*report.files, *run.inventory_reports()])  # the inventory's own objects, at their fields
     if adoption.write_baseline:
         return _write_baseline(report, adoption.write_baseline, messages)
@@ -261,7 +189,8 @@ def run_check(
     options = FormatOptions(color=color, notes=notes, annotate_from=min(config.fail_on, Severity.WARNING))
     pieces = get_pieces(output_format)(report, rules, options)
     worst = report.worst()
-    return CheckResult(pieces, worst is not None and worst >= config.fail_on, messages, run=run)
+    failed = worst is not None and worst >= config.fail_on
+    return CheckResult(pieces, failed or not converged, messages, run=run)
 
 
 def _streamed_output(

@@ -376,9 +376,10 @@ class LintRun:
         return [obj for parsed in self.files for obj in parsed.objects]
 
     def relinted(self, changed: Sequence[Source]) -> LintRun:
-        """The same run after --fix rewrote ``changed``: those files are read and parsed again,
-        the others are reused as parsed."""
-        fresh = {source.display: source.fresh() for source in changed}
+        """The same run after a fix pass: ``changed`` (read again from disk after --fix rewrote them, or
+        holding --diff's fixed bytes) replace the sources of their names and are parsed again, the others
+        are reused as parsed."""
+        fresh = {source.display: source for source in changed}
         sources = [fresh.get(source.display, source) for source in self.sources]
         run = LintRun(
             self.config,
