@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 from rule_harness import Found, findings_of
 
-from gpulint.lint.verdicts.refusal import HELD_BACK
+from gpulint.lint.verdicts.refusal import NOT_JUDGED
 
 
 def _set_number(folder: Path) -> int:
@@ -100,7 +100,7 @@ def measure(variant: dict[str, Any]) -> Outcome:
     expect = variant["expect"]
     linted = _lint(folder, "broken.yaml")
     broken = [f for f in linted if f.severity in SHOWN]
-    held = {f.rule for f in linted if f.severity == "info" and HELD_BACK in f.message}
+    held = {f.rule for f in linted if f.severity == "info" and f.message.startswith(NOT_JUDGED)}
     fixed = [f for f in _lint(folder, "fixed.yaml") if f.severity in SHOWN]
     on_broken = {(f.rule, f.message) for f in broken}
     cause = tuple(f for f in broken if _names_cause(f, expect))

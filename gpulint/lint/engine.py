@@ -47,7 +47,7 @@ from gpulint.lint.paths import release_snapshot
 from gpulint.lint.registry import Rule, all_rules, policy_rules, resolved, rule_ids
 from gpulint.lint.rule_spec import Need, Scope
 from gpulint.lint.schema import SchemaStore
-from gpulint.lint.verdicts.refusal import HELD_BACK, Refusal, object_refusal
+from gpulint.lint.verdicts.refusal import NOT_JUDGED, Refusal, object_refusal, refused_error
 from gpulint.lint.world.resolver import Resolver
 
 YAML_INVALID = "yaml-invalid"
@@ -368,10 +368,18 @@ class Engine:
         ]
         if not pods:
             return
+        # the rules whose errors are certain refusals (RuleSpec.refuses), worded by them, after the verdict's own
+        errors = tuple(
+            (finding, refused_error(refuses, rule_id, finding.message, each.obj.ref))
+            for rule_id, found in each.found.items()
+            if (rule := self.rules.get(rule_id)) is not None and (refuses := rule.refuses) is not None
+            for finding, _ in found
+            if finding.severity >= Severity.ERROR
+        )
         refusal = object_refusal(each.obj, context.resolver, self.config.gates, context.memo)
-        if refusal is not None:
-            field = stable_field(each.obj.data, refusal.path)
-            yield _Held(each.obj.ref, each.obj.document.index, each.obj.kind, refusal, field, tuple(pods))
+        if refusal is not None or errors:
+            field = stable_field(each.obj.data, refusal.path) if refusal is not None else ""
+            yield _Held(each.obj.ref, each.obj.document.index, each.obj.kind, refusal, field, tuple(pods), errors)
 
     def _checks_of(self, kind: str) -> dict[str, Callable[..., Iterator[Diagnostic]]]:
         """The checks of the rules that read ``kind``, by rule id in rule order (once per kind of the run)."""
@@ -542,9 +550,24 @@ class _Held:
     ref: ObjectRef
     document: int
     kind: str
-    refusal: Refusal
+    refusal: Refusal | None  # the admission verdict's (verdicts/refusal.py)
     field: str  # the refused field, as findings keep it (stable_field)
     pods: tuple[Finding, ...]
+    errors: tuple[tuple[Finding, Refusal], ...] = ()  # the errors of rules that word a certain refusal
+
+    def reported(self, findings: list[Finding], kept: set[int]) -> Refusal | None:
+        """The refusal the user reads once suppressions are applied: the verdict's, where its own finding or
+        another error of its rule on the object is reported, else the first refusing error still reported."""
+        verdict = self.refusal
+        if verdict is not None and any(
+            f.rule == verdict.rule
+            and f.obj == self.ref
+            and f.document == self.document
+            and (f.field == self.field or f.severity >= Severity.ERROR)
+            for f in findings
+        ):
+            return verdict
+        return next((refusal for finding, refusal in self.errors if id(finding) in kept), None)
 
 
 def _hold_back(findings: list[Finding], held: list[_Held]) -> list[Finding]:
@@ -554,16 +577,9 @@ def _hold_back(findings: list[Finding], held: list[_Held]) -> list[Finding]:
     kept = {id(finding) for finding in findings}
     out = list(findings)
     for each in held:
-        # the refusal's own finding, or another error of its rule on the object (the one the user reads)
-        reported = any(
-            f.rule == each.refusal.rule
-            and f.obj == each.ref
-            and f.document == each.document
-            and (f.field == each.field or f.severity >= Severity.ERROR)
-            for f in findings
-        )
+        refusal = each.reported(findings, kept)
         pods = [finding for finding in each.pods if id(finding) in kept]
-        if not reported or not pods:
+        if refusal is None or not pods:
             continue
         gone = {id(finding) for finding in pods}
         out = [finding for finding in out if id(finding) not in gone]
@@ -577,9 +593,9 @@ def _hold_back(findings: list[Finding], held: list[_Held]) -> list[Finding]:
                 replace(
                     first,
                     severity=Severity.INFO,
-                    message=f"not judged ({count} held back): this {each.kind} {HELD_BACK}",
+                    message=f"{NOT_JUDGED}{count} held back): this {each.kind} {refusal.held_back}",
                     notes=(
-                        f"{each.refusal.words()} (see {each.refusal.rule})",
+                        f"{refusal.words()} (see {refusal.rule})",
                         *(f"held back: {f.severity} {f.line}:{f.column}: {f.message}" for f in found),
                     ),
                     fix=None,

@@ -14,8 +14,9 @@ from conftest import run_cli
 from gpulint.lint.findings import MAX_FILE_FINDINGS, FileReport, Finding, Report, Severity, capped
 from gpulint.report import FORMATS
 
-# Two findings a pod: a warning (no /dev/shm for two GPUs) and an error (the API server refuses a request below
-# the limit), so 600 pods give 1,200 findings, past the cap.
+# Two findings a pod: an error (the API server refuses a request below the limit) and the info that holds back
+# the warning about its pods (no /dev/shm for two GPUs: verdicts/refusal.py), so 600 pods give 1,200 findings,
+# past the cap.
 POD = """\
 apiVersion: v1
 kind: Pod
@@ -88,7 +89,7 @@ def test_json_lists_the_first_findings_then_the_counts(many: Path) -> None:
     assert sorted((f["rule"], f["severity"], f["message"]) for f in counts) == [
         (
             "dev-shm-missing",
-            "warning",
+            "info",
             f"{left // 2} more dev-shm-missing findings in this file, from here on, not listed",
         ),
         (
@@ -208,12 +209,12 @@ def test_each_inventory_file_is_bounded_on_its_own(tmp_path: Path) -> None:
 
 def test_the_summary_counts_every_finding_listed_or_not(many: Path) -> None:
     """As ruff's and kube-linter's totals: the summary (and what `--fix` would fix) counts the whole list, not the
-    1,002 lines that stand for it. Each pod gives a warning and an error, one with a fix, one with an unsafe one."""
+    1,002 lines that stand for it. Each pod gives an error with an unsafe fix and an info (the held-back warning)."""
     summary = json.loads(run_cli("check", str(many), "--format", "json").stdout)["summary"]
-    assert (summary["errors"], summary["warnings"]) == (PODS, PODS)
-    assert (summary["fixable"], summary["unsafe_fixable"]) == (PODS, PODS)
+    assert (summary["errors"], summary["warnings"], summary["infos"]) == (PODS, 0, PODS)
+    assert (summary["fixable"], summary["unsafe_fixable"]) == (0, PODS)
     text = run_cli("check", str(many)).stdout
-    assert f"Found {PODS} errors, {PODS} warnings in 1 file, {PODS} objects ({PODS} fixable with --fix" in text
+    assert f"Found {PODS} errors, 0 warnings, {PODS} infos in 1 file, {PODS} objects ({PODS} more with --unsafe" in text
 
 
 def test_a_whole_reports_summary_counts_what_is_left_out() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from conftest import run_cli
 from rule_harness import Found, findings_of
 
-from gpulint.lint.verdicts.refusal import HELD_BACK, NOT_SCHEDULED
+from gpulint.lint.verdicts.refusal import NOT_JUDGED, NOT_SCHEDULED
 
 INVENTORY = [str(Path(__file__).parents[2] / "examples" / "inventory")]
 HELDOUT = Path(__file__).parents[1] / "heldout14" / "pytorchop55-two-master-replicas"
@@ -24,7 +24,7 @@ def serious(found: list[Found]) -> list[tuple[str, str]]:
 
 
 def held(found: list[Found]) -> list[str]:
-    return [f.rule for f in found if f.severity == "info" and HELD_BACK in f.message]
+    return [f.rule for f in found if f.severity == "info" and f.message.startswith(NOT_JUDGED)]
 
 
 # A vLLM server whose template label value the API server refuses ('+' is not allowed), asking 16 GPUs with

@@ -13,11 +13,11 @@ from gpulint.kube.workloads import PodSpecSite, containers, extended_resource_pa
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
-from gpulint.lint.rule_spec import RuleSpec, Scope
+from gpulint.lint.rule_spec import Refuses, RuleSpec, Scope
 from gpulint.lint.world.resolver import Resolver
 
 # Needs no nodes: the repository's own files may say Autopilot (lint/inputs/autopilot_setup.py).
-SPEC = RuleSpec("autopilot-rejected", Severity.ERROR, scope=Scope.POD_TEMPLATE)
+SPEC = RuleSpec("autopilot-rejected", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.TEMPLATE)
 RULE_ID = SPEC.id
 
 GPU = "nvidia.com/gpu"

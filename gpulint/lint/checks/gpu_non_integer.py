@@ -10,9 +10,9 @@ from gpulint.kube.workloads import PodSpecSite, site_resources
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
-from gpulint.lint.rule_spec import RuleSpec, Scope
+from gpulint.lint.rule_spec import Refuses, RuleSpec, Scope
 
-SPEC = RuleSpec("gpu-non-integer", Severity.ERROR, scope=Scope.POD_TEMPLATE)
+SPEC = RuleSpec("gpu-non-integer", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.TEMPLATE)
 RULE_ID = SPEC.id
 
 

@@ -14,13 +14,14 @@ from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
-from gpulint.lint.rule_spec import RuleSpec, Scope
+from gpulint.lint.rule_spec import Refuses, RuleSpec, Scope
 
 SPEC = RuleSpec(
     "knative-field-disallowed",
     Severity.ERROR,
     kinds=frozenset((*knative.KINDS, "InferenceService")),
     scope=Scope.POD_TEMPLATE,
+    refuses=Refuses.SERVICE,
 )
 RULE_ID = SPEC.id
 

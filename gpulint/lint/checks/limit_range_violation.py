@@ -10,9 +10,9 @@ from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.inputs.objects import KubeObject
-from gpulint.lint.rule_spec import RuleSpec, Scope
+from gpulint.lint.rule_spec import Refuses, RuleSpec, Scope
 
-SPEC = RuleSpec("limit-range-violation", Severity.ERROR, scope=Scope.POD_TEMPLATE)
+SPEC = RuleSpec("limit-range-violation", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.PODS)
 RULE_ID = SPEC.id
 
 

@@ -15,9 +15,9 @@ from gpulint.kube.workloads import read_by_shape
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.inputs.objects import KubeObject, is_list, list_is_malformed
-from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.rule_spec import Refuses, RuleSpec
 
-SPEC = RuleSpec("schema-invalid", Severity.ERROR)
+SPEC = RuleSpec("schema-invalid", Severity.ERROR, refuses=Refuses.OBJECT)
 # A pod template file (Spark's spark.kubernetes.driver.podTemplateFile, Flink's podTemplate) is a Pod without
 # containers by design: the driver or operator adds its own container to it, and nobody applies it.
 _POD_TEMPLATE_FILE = re.compile(r"pod[-_]?template", re.IGNORECASE)

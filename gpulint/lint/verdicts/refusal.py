@@ -13,7 +13,7 @@ Kueue integration a linted Configuration leaves off, of a setting the linted fil
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpulint.kube import knative, kserve
@@ -23,7 +23,7 @@ from gpulint.kube.fields import dig, mapping
 from gpulint.kube.held_pods import HELD_IN
 from gpulint.kube.operators import Refusal as OperatorRefusal
 from gpulint.kube.operators import cluster_queue_schema_errors, kserve_config_gpu_types, kuberay, refusals
-from gpulint.kube.refs import Path
+from gpulint.kube.refs import ObjectRef, Path
 from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import FieldError
 from gpulint.kube.validation.objects import BUILT_IN, DRA_API, dra_spec, object_meta
@@ -31,6 +31,7 @@ from gpulint.kube.validation.scheduling import scheduling_spec
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.objects import KubeObject
+from gpulint.lint.rule_spec import Refuses
 from gpulint.lint.verdicts.queues import kueue_config
 from gpulint.lint.world.rejections import API_REJECTED
 from gpulint.lint.world.resolver import Resolver
@@ -46,8 +47,13 @@ def _computed(_key: Any, compute: Callable[[], Any]) -> Any:
 
 
 NOT_SCHEDULED = "not scheduled: the object is refused at admission"
-# How a rule's findings on the pods of a refused object are said, in one info (lint/engine.py)
+# How a rule's findings on the pods of a refused object are said, in one info (lint/engine.py): "not judged (N held
+# back): this <Kind> <what is refused>"
+NOT_JUDGED = "not judged ("
 HELD_BACK = "makes no pods while it is refused at admission"
+PODS_REFUSED = "makes pods that are refused at creation"  # admitted itself; each pod its controller makes is not
+POD_REFUSED = "is refused at admission"  # a Pod: it is the pod
+SERVICE_REFUSED = "makes no pods while the Knative Service made for it is refused at admission"
 
 
 @dataclass(frozen=True)
@@ -58,10 +64,31 @@ class Refusal:
     reason: str  # the refusal's own words
     rule: str  # operator-rejected or api-rejected: where the finding that names it is reported
     path: Path = ()  # the refused field, where that finding is
+    held_back: str = HELD_BACK  # what is refused, as the info that stands for the held-back findings says it
 
     def words(self) -> str:
-        """One line: "refused by X: reason"."""
-        return f"refused by {self.by}: {self.reason}"
+        """One line: "refused by X: reason" (a rule's error is its own words)."""
+        return f"refused by {self.by}: {self.reason}" if self.by else self.reason
+
+
+def refused_error(refuses: Refuses, rule: str, message: str, ref: ObjectRef) -> Refusal:
+    """The refusal a rule's error words (RuleSpec.refuses): what it refuses, said for the object's kind.
+
+    The API server validates the pod templates of its own workloads with the object (ValidatePodTemplateSpec in
+    pkg/apis/core/validation), as GKE's Warden does (rules/autopilot-rejected.yaml), and a custom resource's only
+    when its controller creates the pods; LimitRanger judges each pod at its create; Knative's webhook a Knative
+    Service, the one KServe's controller makes for an InferenceService included."""
+    if (ref.group, ref.kind) == ("", "Pod"):
+        words = POD_REFUSED
+    elif refuses is Refuses.OBJECT:
+        words = HELD_BACK
+    elif refuses is Refuses.SERVICE:
+        words = HELD_BACK if ref.group == knative.GROUP else SERVICE_REFUSED
+    elif refuses is Refuses.TEMPLATE and ref.api_version in BUILT_IN and (ref.group, ref.kind) not in HELD_IN:
+        words = HELD_BACK
+    else:
+        words = PODS_REFUSED
+    return Refusal("", message, rule, held_back=words)
 
 
 def operator_refusals(obj: KubeObject, resolver: Resolver, memo: Memo = _computed) -> list[OperatorRefusal]:
@@ -189,6 +216,13 @@ def object_refusal(obj: KubeObject, resolver: Resolver, gates: FeatureGates, mem
     """The first certain refusal of the object's create, or of the pods it makes; None when it is admitted as
     far as gpulint knows. The operator's first (its webhook answers after the API server's schema, but an
     operator's refusal is the one the user reads first for a custom resource), then the API server's."""
+    found = _admission_refusal(obj, resolver, gates, memo)
+    if found is not None and (obj.ref.group, obj.kind) == ("", "Pod"):
+        return replace(found, held_back=POD_REFUSED)
+    return found
+
+
+def _admission_refusal(obj: KubeObject, resolver: Resolver, gates: FeatureGates, memo: Memo) -> Refusal | None:
     found = _operator_refusal(obj, resolver, memo)
     if found is not None:
         return found
@@ -196,7 +230,8 @@ def object_refusal(obj: KubeObject, resolver: Resolver, gates: FeatureGates, mem
         return Refusal("the API server", error.message(), API_REJECTED, error.path)
     if obj.api_version not in BUILT_IN or (obj.ref.group, obj.kind) in HELD_IN:
         for error in pod_errors(obj, gates):  # the pods its controller creates are refused: none runs
-            return Refusal("the API server", f"the pods it creates: {error.message()}", API_REJECTED, error.path)
+            message = f"the pods it creates: {error.message()}"
+            return Refusal("the API server", message, API_REJECTED, error.path, PODS_REFUSED)
     for site in obj.facts.sites():
         name = site.spec.get("priorityClassName")
         if isinstance(name, str) and name and not (site.substituted and site.substituted in name):

@@ -1,0 +1,287 @@
+"""The admission verdict counts every certain refusal a rule words (RuleSpec.refuses): its errors, never its
+warnings, hold the object's pod findings back, worded for what is refused (verdicts/refusal.py).
+
+Kubernetes v1.37 pkg/apis/core/validation/validation.go ValidateResourceRequirements (through ValidatePodSpec, which
+ValidatePodTemplateSpec runs for a Deployment or Job) refuses an extended resource requested without an equal limit
+("Limit must be set for non overcommitable resources") or not a whole number ("must be an integer"): a built-in
+workload is refused at its create, a custom resource's pods at theirs. LimitRanger (plugin/pkg/admission/limitranger)
+judges pods only: a Deployment is admitted and each pod its ReplicaSet makes is refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rule_harness import Found, findings_of
+
+from gpulint.lint.verdicts.refusal import HELD_BACK, NOT_JUDGED, POD_REFUSED, PODS_REFUSED
+
+INVENTORY = [str(Path(__file__).parents[2] / "examples" / "inventory")]
+
+
+def serious(found: list[Found]) -> list[tuple[str, str]]:
+    return [(f.rule, f.severity) for f in found if f.severity in ("error", "warning")]
+
+
+def held(found: list[Found]) -> list[tuple[str, str]]:
+    """Each held-back info: its rule and its first line."""
+    return [
+        (f.rule, f.message.splitlines()[0]) for f in found if f.severity == "info" and f.message.startswith(NOT_JUDGED)
+    ]
+
+
+# A vLLM server asking two GPUs through requests alone (no limit), without /dev/shm.
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm-llama
+  namespace: serving
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: vllm}
+  template:
+    metadata:
+      labels: {app: vllm}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.6.3
+        args: ["--model", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "2"]
+        resources:
+          requests: {nvidia.com/gpu: "2"}
+"""
+
+PYTORCHJOB = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: llama-ft
+  namespace: ml
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime
+            command: ["torchrun", "--nproc_per_node=4", "train.py"]
+            resources:
+              requests: {nvidia.com/gpu: 4}
+    Worker:
+      replicas: 3
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime
+            command: ["torchrun", "--nproc_per_node=4", "train.py"]
+            resources:
+              requests: {nvidia.com/gpu: 4}
+"""
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: llama-finetune
+  namespace: ml
+spec:
+  containers:
+  - name: trainer
+    image: nvcr.io/nvidia/pytorch:24.05-py3
+    resources:
+      requests: {nvidia.com/gpu: 4}
+"""
+
+
+def test_a_deployment_with_a_gpu_request_and_no_limit_makes_no_pods():
+    found = findings_of(None, DEPLOYMENT)
+    assert serious(found) == [("gpu-request-without-limit", "error")]
+    assert held(found) == [("dev-shm-missing", f"not judged (1 finding held back): this Deployment {HELD_BACK}")]
+    (info,) = [f for f in found if f.rule == "dev-shm-missing"]
+    assert "the API server rejects the Pod (see gpu-request-without-limit)" in info.message
+    # clean: with the limit it is admitted, and its pods are judged
+    fixed = DEPLOYMENT.replace('requests: {nvidia.com/gpu: "2"}', 'limits: {nvidia.com/gpu: "2"}')
+    found = findings_of(None, fixed)
+    assert serious(found) == [("dev-shm-missing", "warning")]
+    assert held(found) == []
+
+
+def test_a_custom_resource_without_gpu_limits_makes_pods_that_are_refused():
+    found = findings_of(None, PYTORCHJOB)
+    assert serious(found) == [("gpu-request-without-limit", "error")] * 2
+    assert held(found) == [
+        ("gang-missing", f"not judged (1 finding held back): this PyTorchJob {PODS_REFUSED}"),
+        ("dev-shm-missing", f"not judged (2 findings held back): this PyTorchJob {PODS_REFUSED}"),
+    ]
+
+
+def test_a_pod_without_a_gpu_limit_is_refused_itself():
+    found = findings_of(None, POD)
+    assert serious(found) == [("gpu-request-without-limit", "error")]
+    assert held(found) == [("dev-shm-missing", f"not judged (1 finding held back): this Pod {POD_REFUSED}")]
+
+
+def test_a_suppressed_or_demoted_refusal_gives_the_pod_findings_back():
+    # trap: the user says the object is admitted (a cluster whose API server is patched): its pods are judged
+    for config in ({"ignore": ["gpu-request-without-limit"]}, {"severity": {"gpu-request-without-limit": "warning"}}):
+        found = findings_of(None, DEPLOYMENT, config=config)
+        assert ("dev-shm-missing", "warning") in serious(found), config
+        assert held(found) == []
+    suppressed = DEPLOYMENT.replace(
+        'requests: {nvidia.com/gpu: "2"}',
+        'requests: {nvidia.com/gpu: "2"}  # gpulint: disable=gpu-request-without-limit',
+    )
+    found = findings_of(None, suppressed)
+    assert serious(found) == [("dev-shm-missing", "warning")]
+
+
+# Half a GPU on a product the example inventory's nodes are not: gpu-unschedulable speaks of its pods once admitted.
+NOTEBOOK = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: notebook-gpu
+  namespace: team-a
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: nb}
+  template:
+    metadata:
+      labels: {app: nb}
+    spec:
+      containers:
+      - name: nb
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources:
+          limits: {nvidia.com/gpu: 0.5}
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB
+"""
+
+
+def test_a_fractional_gpu_holds_back_the_schedulers_verdict():
+    found = findings_of(None, NOTEBOOK, inventory=INVENTORY)
+    assert serious(found) == [("gpu-non-integer", "error")]
+    (info,) = [f for f in found if f.severity == "info"]
+    assert info.rule == "gpu-unschedulable"
+    assert info.message.startswith(f"not judged (1 finding held back): this Deployment {HELD_BACK}")
+    assert 'Invalid value: "0.5": must be an integer (see gpu-non-integer)' in info.message
+    assert "held back: error" in info.message
+    # clean: one whole GPU is admitted, and the scheduler's verdict speaks
+    found = findings_of(None, NOTEBOOK.replace("0.5", "1"), inventory=INVENTORY)
+    assert serious(found) == [("gpu-unschedulable", "error")]
+
+
+LIMIT_RANGE = """\
+apiVersion: v1
+kind: LimitRange
+metadata:
+  name: gpu-cap
+  namespace: serving
+spec:
+  limits:
+  - type: Container
+    max: {nvidia.com/gpu: "1"}
+"""
+
+
+def test_a_limit_range_refuses_the_pods_not_the_deployment(tmp_path: Path):
+    (tmp_path / "limitrange.yaml").write_text(LIMIT_RANGE, encoding="utf-8")
+    limited = DEPLOYMENT.replace('requests: {nvidia.com/gpu: "2"}', 'limits: {nvidia.com/gpu: "2"}')
+    found = findings_of(None, limited, inventory=[str(tmp_path)])
+    assert serious(found) == [("limit-range-violation", "error")]
+    assert held(found) == [("dev-shm-missing", f"not judged (1 finding held back): this Deployment {PODS_REFUSED}")]
+    # trap: the LimitRange only in the linted files, the cluster unnamed: an assumption (a warning) holds nothing
+    found = findings_of(None, limited + "---\n" + LIMIT_RANGE)
+    assert ("limit-range-violation", "warning") in serious(found)
+    assert ("dev-shm-missing", "warning") in serious(found)
+    assert held(found) == []
+
+
+# Knative Serving knative-v1.23 pkg/apis/serving/k8s_validation.go: a pod-spec field behind a config-features flag
+# that is disabled is refused ("must not set the field(s)").
+KNATIVE_SERVICE = """\
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: llm
+  namespace: serving
+spec:
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB
+      containers:
+      - image: vllm/vllm-openai:v0.6.3
+        args: ["--tensor-parallel-size", "2"]
+        resources:
+          limits: {nvidia.com/gpu: 2}
+"""
+
+FEATURES = """\
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: config-features
+  namespace: knative-serving
+data:
+  kubernetes.podspec-nodeselector: %s
+"""
+
+
+def test_a_knative_service_with_a_disallowed_field_makes_no_pods():
+    found = findings_of(None, KNATIVE_SERVICE + FEATURES % "disabled")
+    assert serious(found) == [("knative-field-disallowed", "error")]
+    assert held(found) == [("dev-shm-missing", f"not judged (1 finding held back): this Service {HELD_BACK}")]
+    # clean: the flag enabled, the Service is admitted
+    found = findings_of(None, KNATIVE_SERVICE + FEATURES % "enabled")
+    assert serious(found) == [("dev-shm-missing", "warning")]
+    assert held(found) == []
+
+
+SCHEMA = DEPLOYMENT.replace("  replicas: 1", '  replicas: "two"').replace(
+    'requests: {nvidia.com/gpu: "2"}', 'limits: {nvidia.com/gpu: "2"}'
+)
+
+
+def test_an_object_the_api_servers_schema_refuses_makes_no_pods():
+    found = findings_of(None, SCHEMA)
+    assert serious(found) == [("schema-invalid", "error")]
+    assert held(found) == [("dev-shm-missing", f"not judged (1 finding held back): this Deployment {HELD_BACK}")]
+
+
+# GKE Warden answers `kubectl apply` of the Deployment itself (rules/autopilot-rejected.yaml): a vLLM server asking
+# two GPUs with no GPU type selected, its cluster described as Autopilot in the inventory (tests/rules/
+# autopilot-rejected.md has the nodes and the description, from `gcloud container clusters describe`).
+AUTOPILOT_CLUSTER = Path(__file__).parents[1] / "rules" / "autopilot-rejected.md"
+
+
+def _autopilot_inventory(tmp_path: Path, described: bool) -> list[str]:
+    text = AUTOPILOT_CLUSTER.read_text(encoding="utf-8")
+    opening = text.index("```yaml inventory\n") + len("```yaml inventory\n")
+    block = text[opening : text.index("```\n", opening)]
+    if not described:  # only the nodes' names (gk3-...) say Autopilot: a warning
+        block = block[: block.index("---\n")]
+    (tmp_path / "cluster.yaml").write_text(block, encoding="utf-8")
+    return [str(tmp_path)]
+
+
+def test_a_deployment_gke_warden_refuses_makes_no_pods(tmp_path: Path):
+    deployment = DEPLOYMENT.replace('requests: {nvidia.com/gpu: "2"}', 'limits: {nvidia.com/gpu: "2"}').replace(
+        "namespace: serving", "namespace: llm"
+    )
+    found = findings_of(None, deployment, inventory=_autopilot_inventory(tmp_path, described=True))
+    assert serious(found) == [("autopilot-rejected", "error")]
+    assert held(found) == [("dev-shm-missing", f"not judged (1 finding held back): this Deployment {HELD_BACK}")]
+    # trap: Autopilot only inferred from the nodes' names is a warning, and the pods are judged
+    found = findings_of(None, deployment, inventory=_autopilot_inventory(tmp_path, described=False))
+    assert ("autopilot-rejected", "warning") in serious(found)
+    assert ("dev-shm-missing", "warning") in serious(found)
+    assert held(found) == []
