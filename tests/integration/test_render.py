@@ -470,6 +470,28 @@ def test_fix_edits_the_patch_that_set_the_field(repo, render_tools):
     assert result.exit_code == 0, result.stdout  # rendered again after the fix: nothing left
 
 
+@pytest.mark.slow
+def test_fix_renders_again_until_the_base_needs_no_fix(repo, render_tools):
+    """The base asks a GPU through requests alone on the host network: the API server refuses the Deployment, so
+    host-network-dns on its pods is held back. The first pass sets the limit in the base, the overlay is rendered
+    again, the second sets dnsPolicy (cli/fix_passes.py)."""
+    files = dict(OVERLAYS)
+    files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].split("patches:")[0]
+    files["base/deployment.yaml"] = (
+        OVERLAYS["base/deployment.yaml"]
+        .replace("limits:", "requests:")
+        .replace("      containers:", "      hostNetwork: true\n      containers:")
+    )
+    del files["overlays/prod/gpu-patch.yaml"]
+    write_tree(repo, files, dedent=False)
+    result = run_cli("check", "overlays/prod", "--kubectl", render_tools["kubectl"], "--fix")
+    fixed = (repo / "base/deployment.yaml").read_text()
+    assert "limits:" in fixed and "dnsPolicy: " in fixed, (result.stderr, fixed)
+    assert result.stderr == "gpulint: base/deployment.yaml: applied 2 fixes\n" and result.exit_code == 0
+    again = run_cli("check", "overlays/prod", "--kubectl", render_tools["kubectl"], "--fix")
+    assert again.stderr == "" and (repo / "base/deployment.yaml").read_text() == fixed
+
+
 def test_overlay_failures_are_findings_at_the_kustomization(repo, render_tools):
     files = dict(OVERLAYS)
     files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].replace(
