@@ -18,12 +18,34 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from test_refused_by_rules import DEPLOYMENT
 
 from gpulint.cli import check as check_module
 from gpulint.cli.fix_passes import MAX_PASSES
 from gpulint.lint.findings import Diagnostic, FixSafety, Severity
 from gpulint.lint.rule_spec import Scope
+
+# A vLLM server asking two GPUs through requests alone (no limit), without /dev/shm.
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm-llama
+  namespace: serving
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: vllm}
+  template:
+    metadata:
+      labels: {app: vllm}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.6.3
+        args: ["--model", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "2"]
+        resources:
+          requests: {nvidia.com/gpu: "2"}
+"""
 
 # A Job whose Pod spec asks one GPU under a limit of two: refused (the request must equal the limit), and which
 # reading is meant is a choice: an unsafe fix, applied with --unsafe-fixes only.
