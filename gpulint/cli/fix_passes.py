@@ -44,6 +44,7 @@ class _FileFixed:
     first: PreparedFix
     last: PreparedFix
     applied: int
+    last_pass: int  # the pass that changed it last
 
     def diff(self) -> str:
         return replace(self.first, new_raw=self.last.new_raw, new_text=self.last.new_text).diff()
@@ -91,7 +92,7 @@ def _fix_jobs(report: Report, sources: list[Source], unsafe: bool, messages: lis
 class _Pass:
     show_diff: bool
     unsafe: bool
-    first: bool  # --diff fixes a render's bases and patches in the first pass only
+    number: int  # 1 for the first pass: --diff fixes a render's bases and patches in the first pass only
     fixed: dict[str, _FileFixed]  # by the file's display, across passes
     messages: list[str]
 
@@ -116,7 +117,7 @@ def _one_pass(report: Report, sources: list[Source], state: _Pass) -> tuple[list
     changed: list[Source] = []
     rerender = False
     for job in _fix_jobs(report, sources, state.unsafe, state.messages):
-        if job.source is None and state.show_diff and not state.first:
+        if job.source is None and state.show_diff and state.number > 1:
             continue
         if job.fs_path is None and not (state.show_diff and job.source is not None):
             state.messages.append(
@@ -139,12 +140,12 @@ def _one_pass(report: Report, sources: list[Source], state: _Pass) -> tuple[list
             continue
         done = state.fixed.get(job.display)
         if done is None:
-            state.fixed[job.display] = _FileFixed(prepared, prepared, prepared.applied)
+            state.fixed[job.display] = _FileFixed(prepared, prepared, prepared.applied, state.number)
         else:
-            done.last = prepared
+            done.last, done.last_pass = prepared, state.number
             done.applied += prepared.applied
         if job.source is None:
-            rerender = True
+            rerender = rerender or not state.show_diff  # --diff wrote nothing: a render again shows the same
         elif state.show_diff:
             changed.append(replace(job.source, content=prepared.new_raw, parsed=None))
         else:
@@ -164,14 +165,13 @@ def fix_to_fixpoint(
     """Fix until a pass fixes nothing, at most MAX_PASSES passes that change a file; the report is the
     last lint's, so it shows what the fixes left. ``rendered_again`` collects and renders the paths
     again after a base or patch was written (it may raise the collection's errors)."""
-    state = _Pass(show_diff, unsafe, True, {}, [])
+    state = _Pass(show_diff, unsafe, 1, {}, [])
     report = run.report(1)  # fixing reuses the parsed files: one process holds them
     collected: Collection | None = None
     converged = False
     try:
-        for _ in range(MAX_PASSES):
+        for state.number in range(1, MAX_PASSES + 1):
             changed, rerender = _one_pass(report, sources, state)
-            state.first = False
             if not changed and not rerender:
                 converged = True
                 break
@@ -189,11 +189,13 @@ def fix_to_fixpoint(
             for display, done in state.fixed.items()
             if not show_diff
         )
-    if not converged:
-        messages.append(
-            f"gpulint: error: the fixes failed to converge after {MAX_PASSES} passes (each pass changed a file "
-            f"again); {'the diff shows' if show_diff else 'the files hold'} the last pass, the findings are "
-            "what it left"
+    if not converged:  # ruff: "Failed to converge after 100 iterations"
+        held = "the diff shows" if show_diff else "it holds"
+        messages.extend(
+            f"gpulint: error: {display}: its fixes failed to converge after {MAX_PASSES} passes (each changed it "
+            f"again); {held} the last pass, and the findings are what that pass left"
+            for display, done in state.fixed.items()
+            if done.last_pass == MAX_PASSES
         )
     diff = "".join(done.diff() for done in state.fixed.values()) if show_diff else ""
     return FixedRun(report, run, collected, diff, converged)

@@ -484,6 +484,9 @@ def test_fix_renders_again_until_the_base_needs_no_fix(repo, render_tools):
     )
     del files["overlays/prod/gpu-patch.yaml"]
     write_tree(repo, files, dedent=False)
+    # --diff writes nothing, so the overlay cannot be rendered again: the base gets its first pass (docs/fixes.md)
+    diff = run_cli("check", "overlays/prod", "--kubectl", render_tools["kubectl"], "--diff")
+    assert "+            limits:" in diff.stdout and "dnsPolicy" not in diff.stdout and diff.stderr == ""
     result = run_cli("check", "overlays/prod", "--kubectl", render_tools["kubectl"], "--fix")
     fixed = (repo / "base/deployment.yaml").read_text()
     assert "limits:" in fixed and "dnsPolicy: " in fixed, (result.stderr, fixed)

@@ -167,7 +167,7 @@ def test_fixes_that_never_settle_stop_at_the_bound(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(check_module, "enabled_rules", _with_flip(check_module.enabled_rules))
     manifest = _write(tmp_path, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
     result = run_cli("check", "--fix", str(manifest))
-    assert f"the fixes failed to converge after {MAX_PASSES} passes" in result.stderr
+    assert f"gpulint: error: {manifest}: its fixes failed to converge after {MAX_PASSES} passes" in result.stderr
     assert f"gpulint: {manifest}: applied {MAX_PASSES} fixes" in result.stderr
     assert result.exit_code == 1
     assert 'flip: "b"' in manifest.read_text()  # ten passes: a, b, ..., b; the last pass is kept
