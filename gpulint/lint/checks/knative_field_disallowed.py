@@ -223,6 +223,27 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
             on_key=True,
             notes=tuple(notes),
         )
+    for problem in knative.port_problems(site.spec):
+        if problem.message != knative.MORE_THAN_ONE_PORT:
+            continue  # no port among several: the runtime's own container may declare it
+        notes = [
+            f"{maker} copies the {component}'s containers, their ports with them, into the Knative Service it makes "
+            f"for it; Knative's webhook refuses it there: {problem.message}: spec.template.spec.containers[*].ports",
+            problem.details,
+            "Knative routes requests to one port of one container: declare only the serving port (named http1, "
+            "h2c, or not named)",
+        ]
+        if assumed:
+            notes.append(_ASSUMED_SERVERLESS)
+        yield Diagnostic(
+            RULE_ID,
+            (*site.path, *problem.path),
+            f"the {component} declares more than one container port, which Knative refuses in the Knative Service "
+            f"{maker} makes for it, so the InferenceService never becomes ready",
+            severity=Severity.WARNING if assumed else None,
+            on_key=True,
+            notes=tuple(notes),
+        )
     older = ctx.memo(("knative-older-paths",), lambda: _older_paths(ctx))
     for use in knative.reserved_uses(site.spec, older is not None):
         notes = [
