@@ -20,7 +20,7 @@ from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.names import (
     qualified_name,
 )
-from gpulint.kube.operators.common import Refusal, Submitted
+from gpulint.kube.operators.common import Refusal, Submitted, service_refused
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 
@@ -29,6 +29,13 @@ QUEUE_GROUP = "scheduling.volcano.sh"
 # Every plugin name some Volcano release registers (ray and hcclrank are the newest).
 VOLCANO_PLUGINS = frozenset({"ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "hcclrank", "ray"})
 VOLCANO_MPI_MASTER = "master"
+# pkg/webhooks/admission/jobs/mutate/mutate_job.go patchDefaultPlugins: these plugins depend on svc, which the
+# mutating webhook adds when it is not written.
+VOLCANO_SVC_IMPLIED = ("svc", "tensorflow", "mpi")
+VOLCANO_SERVICE_FAILS = (
+    "the svc plugin's OnJobAdd fails on every sync (Execute plugin when job add failed): no pod is made and the "
+    "Job stays Pending"
+)
 # pkg/webhooks/admission/jobs/validate/util.go policyEventMap / policyActionMap: the ones users may write
 # (RestartPod and RestartPartition are newer actions: accepted, as some release takes them).
 VOLCANO_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted", "TaskFailed", "JobUpdated")
@@ -81,6 +88,18 @@ def _volcano_job(data: dict[str, Any]) -> Iterator[Refusal]:
     yield from _volcano_names(data, tasks)
     yield from _volcano_partitions(data, tasks)
     yield from _volcano_task_order(tasks)
+    yield from _volcano_service(data, plugins)
+
+
+def _volcano_service(data: dict[str, Any], plugins: dict[str, Any]) -> Iterator[Refusal]:
+    """The headless Service the svc plugin names after the Job (pkg/controllers/job/plugins/svc/svc.go
+    createServiceIfNotExist) must be a DNS-1035 label; the webhook checks the Job's name as a qualified name only
+    (dots allowed), so a name it takes can still make a Service the API server refuses."""
+    job = dig(data, "metadata", "name")
+    if not isinstance(job, str) or not job or qualified_name(job) or not any(p in plugins for p in VOLCANO_SVC_IMPLIED):
+        return  # no name, a name the webhook refuses already, or no svc plugin
+    if words := service_refused(job):
+        yield Refusal(("metadata", "name"), "Volcano", words, controller=VOLCANO_SERVICE_FAILS)
 
 
 def _go_list(errors: list[str]) -> str:
