@@ -162,6 +162,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
                 {
                     "ClusterQueue",
                     "ClusterServingRuntime",
+                    "ClusterTrainingRuntime",
                     "Configuration",
                     "Experiment",
                     "InferenceService",
@@ -181,6 +182,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
                     "ServingRuntime",
                     "TFJob",
                     "TrainJob",
+                    "TrainingRuntime",
                     "Workspace",
                     "XGBoostJob",
                 }

@@ -45,6 +45,7 @@ CHECKS: dict[tuple[str, str], tuple[Check, ...]] = {
     (katib.GROUP, "Experiment"): (katib.refusals,),
     (nim.GROUP, "NIMService"): (nim.refusals,),
     (trainer.GROUP, "TrainJob"): (trainer.refusals,),
+    **{(trainer.GROUP, kind): (trainer.runtime_refusals,) for kind in trainer.RUNTIME_KINDS},
     (lws.GROUP, "LeaderWorkerSet"): (lws.refusals, kueue.podset_group_refusals),
 }
 

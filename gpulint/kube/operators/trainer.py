@@ -1,15 +1,27 @@
-"""Kubeflow Trainer v2's TrainJob webhook."""
+"""Kubeflow Trainer v2's TrainJob webhook, and its TrainingRuntime and ClusterTrainingRuntime webhooks.
+
+The runtime webhooks (kubeflow/trainer pkg/webhooks/trainingruntime_webhook.go and clustertrainingruntime_webhook.go
+validateReplicatedJobs, v2.0 onward): a replicated Job labelled trainer.kubeflow.org/trainjob-ancestor-step as the
+trainer or an initializer runs once (replicas "always must be 1"); the number of nodes is mlPolicy.numNodes, which
+the trainer Job's parallelism and completions carry. v2.0.0 refused replicas other than 1 on every replicated Job;
+from v2.0.1 (trainer#2533) only on those.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
-from gpulint.kube.operators.common import Refusal, Submitted
+from gpulint.kube.operators.common import Refusal, Submitted, aggregate
+from gpulint.kube.trainjob import ANCESTOR_LABEL, BoundTrainJob
 from gpulint.kube.trainjob import GROUP as TRAINER_GROUP
-from gpulint.kube.trainjob import BoundTrainJob
+from gpulint.kube.validation.errors import INVALID, FieldError
 
 GROUP = TRAINER_GROUP
+RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")
+# pkg/constants/constants.go: the ancestor steps whose replicated Job runs once
+ONCE = frozenset({"trainer", "model-initializer", "dataset-initializer"})
 
 # Kubeflow Trainer v2 (v2.3.0 pkg/constants/constants.go): the variables its ML policy plugins set in the trainer's
 # container, which a TrainJob's spec.trainer.env may not set (torch.go and mpi.go Validate).
@@ -43,6 +55,27 @@ def _trainjob_reserved_envs(data: BoundTrainJob) -> Iterator[Refusal]:
                 "The Trainer",
                 f"spec.trainer.env: must not have reserved envs, invalid envs configured: [{listed}]",
             )
+
+
+def _runtime_replicas(data: dict[str, Any]) -> Iterator[Refusal]:
+    """validateReplicatedJobs: an ancestor step's replicated Job with replicas other than 1 (JobSet defaults an
+    unset replicas to 1), the errors aggregated as the webhook returns them."""
+    jobs = sequence(dig(data, "spec", "template", "spec", "replicatedJobs"))
+    errors = []
+    for index, job in enumerate(map(mapping, jobs)):
+        ancestor = text(dig(job, "template", "metadata", "labels", ANCESTOR_LABEL))
+        replicas = job.get("replicas", 1)
+        if ancestor in ONCE and isinstance(replicas, int) and not isinstance(replicas, bool) and replicas != 1:
+            at = ("spec", "template", "spec", "replicatedJobs", index, "replicas")
+            errors.append(FieldError(at, INVALID, replicas, "always must be 1"))
+    if errors:
+        words = aggregate([error.message() for error in errors])
+        yield Refusal(errors[0].path, "The Trainer", words, errors[0])
+
+
+def runtime_refusals(submitted: Submitted) -> list[Refusal]:
+    """A TrainingRuntime or ClusterTrainingRuntime."""
+    return list(_runtime_replicas(submitted.data))
 
 
 def refusals(submitted: Submitted) -> list[Refusal]:
