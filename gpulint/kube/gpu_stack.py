@@ -157,6 +157,7 @@ def _re(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
+NFD_WORKER = StackComponent("NFD worker", ANY_VENDOR, _re(r"(^|/)node-feature-discovery$"), _re(r"nfd-worker"))
 NVIDIA_DEVICE_PLUGIN = StackComponent(
     "NVIDIA device plugin",
     NVIDIA,
@@ -192,7 +193,7 @@ STACK_COMPONENTS: tuple[StackComponent, ...] = (
         _re(r"kubelet-plugin"),
     ),
     StackComponent("GPU operator validator", NVIDIA, _re(r"(^|/)gpu-operator-validator$")),
-    StackComponent("NFD worker", ANY_VENDOR, _re(r"(^|/)node-feature-discovery$"), _re(r"nfd-worker")),
+    NFD_WORKER,
     StackComponent(
         "AMD GPU device plugin",
         AMD,

@@ -9,6 +9,7 @@ from gpulint.kube.daemonset import Coverage, coverage
 from gpulint.kube.fields import mapping
 from gpulint.kube.gpu_stack import (
     AMD,
+    NVIDIA,
     OPERATOR_OPERANDS,
     StackComponent,
     advertises_gpus,
@@ -32,6 +33,7 @@ from gpulint.lint.verdicts.shared import (
     daemon_pod,
     describe_taint,
     gpu_pod_requirements,
+    operator_nodes_unlabelled,
     operator_operand_pods,
     operator_operands_verdict,
     pools_refuse,
@@ -63,6 +65,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             reported = set(operands.coverage.blocked)
             if found is not None:
                 yield found
+        unlabelled = operator_nodes_unlabelled(resolver)
+        if unlabelled and not reported:
+            yield _unlabelled_finding(site, unlabelled, len(resolver.gpu_nodes(NVIDIA)))
         pod = operator_operand_pods(obj.data)
         if pod is not None and resolver.pools:
             blocks = blocked_pools(OPERATOR_OPERANDS, pod, resolver)
@@ -90,6 +95,26 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _resource_plugin(obj, site, resolver)
         if covered.runtime is not None:
             yield from _runtime_class_placement(site, covered.runtime)
+
+
+def _unlabelled_finding(site: PodSpecSite, nodes: list[NodeInfo], total: int) -> Diagnostic:
+    """GPU nodes the GPU operator does not take for GPU nodes (operator_nodes_unlabelled): its operands, the device
+    plugin among them, never run there and they never advertise nvidia.com/gpu."""
+    return Diagnostic(
+        RULE_ID,
+        site.path,
+        f"the GPU operator makes none of this ClusterPolicy's DaemonSets on {len(nodes)} of the {total} NVIDIA GPU "
+        f"node(s) ({node_names(nodes, SHOWN_NODES)}), which carry no node-feature-discovery label while nothing "
+        "here runs node feature discovery",
+        severity=Severity.WARNING,
+        notes=(
+            "the GPU operator deploys its operands only on nodes NFD labels with an NVIDIA PCI device "
+            "(feature.node.kubernetes.io/pci-10de.present) or labelled nvidia.com/gpu.present=true; elsewhere it "
+            "logs: Could not get any nodes to match nvidia.com/gpu.present label",
+            "install NFD (the gpu-operator chart's nfd.enabled, true by default, or the NFD operator), or label "
+            "the GPU nodes nvidia.com/gpu.present=true",
+        ),
+    )
 
 
 def _runtime_class_placement(site: PodSpecSite, placement: RuntimeClassPlacement) -> Iterator[Diagnostic]:

@@ -18,9 +18,11 @@ from gpulint.kube.fields import dig, mapping
 from gpulint.kube.gangs.members import Gang, GangVerdict, NewNodes, member_demand, pack, pack_with_new_nodes
 from gpulint.kube.gangs.packing import PoolLimit
 from gpulint.kube.gpu_stack import (
+    NFD_WORKER,
     NVIDIA,
     OPERATOR_OPERANDS,
     StackComponent,
+    advertises_gpus,
     node_names,
     pool_vendors,
     present_but_silent,
@@ -578,6 +580,40 @@ def operator_operands_verdict(policy: dict[str, Any], resolver: Resolver) -> Dae
         return None
     pod = pod_requirements(effective_pod_spec("DaemonSet", {"tolerations": tolerations}))
     return DaemonSetVerdict(OPERATOR_OPERANDS, pod, "NVIDIA GPU nodes", coverage(pod, target))
+
+
+# The GPU operator takes a node for a GPU node (labels it nvidia.com/gpu.present and nvidia.com/gpu.deploy.<operand>,
+# which its operands select) when node-feature-discovery found an NVIDIA PCI device on it, or when it is labelled
+# nvidia.com/gpu.present=true (NVIDIA/gpu-operator controllers/state_manager.go gpuNodeLabels, hasGPULabels,
+# hasCommonGPULabel); the chart deploys NFD itself unless nfd.enabled is false.
+NFD_LABEL_PREFIX = "feature.node.kubernetes.io/"
+NFD_GROUPS = ("nfd.k8s-sigs.io", "nfd.openshift.io")  # NodeFeatureRule, NodeFeatureDiscovery (the NFD operator)
+GITOPS_RELEASES = ("HelmRelease", "Application")  # a chart installed from Git may bring NFD with it
+
+
+def operator_nodes_unlabelled(resolver: Resolver) -> list[NodeInfo]:
+    """The NVIDIA GPU nodes (by their labels, or their instance type in the catalog) the GPU operator will not take
+    for GPU nodes: they publish no NVIDIA resource, carry no node-feature-discovery label at all (NFD never ran
+    there) nor nvidia.com/gpu.present=true, and node-feature-discovery runs nowhere: the inventory lists the
+    cluster's DaemonSets (a complete catalog: a chart installed with the operator, as nfd.enabled does by default,
+    would be there) and neither they nor the linted files run an NFD worker, and no NFD object or GitOps release
+    that may install it is linted. Empty when any of that is not so."""
+    if not resolver.lists("DaemonSet"):
+        return []  # the cluster's DaemonSets unknown: NFD may come with the operator's chart
+    unlabelled = [
+        node
+        for node in resolver.gpu_nodes(NVIDIA)
+        if not advertises_gpus(node, NVIDIA)
+        and node.labels.get("nvidia.com/gpu.present") != "true"
+        and not any(key.startswith(NFD_LABEL_PREFIX) for key in node.labels)
+    ]
+    if not unlabelled:
+        return []
+    if any(stack_component(spec) is NFD_WORKER for spec in resolver.daemon_specs):
+        return []
+    if any(obj.ref.group in NFD_GROUPS or obj.kind in GITOPS_RELEASES for obj in resolver.linted):
+        return []
+    return unlabelled
 
 
 @dataclass(frozen=True)

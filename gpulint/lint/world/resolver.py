@@ -399,18 +399,20 @@ class Resolver:
         return sorted({pool.spec.file for pool in self.pools} - linted)
 
     @cached_property
+    def daemon_specs(self) -> list[dict[str, Any]]:
+        """The pod templates of the DaemonSets, linted or the inventory's (a linted one of the same name replaces
+        it)."""
+        daemons = dict(self._cluster.daemon_sets)
+        for obj in self.linted.of_kind("apps", "DaemonSet"):
+            daemons[(obj.ref.namespace, obj.ref.name)] = obj.data
+        return [mapping(mapping(mapping(data.get("spec")).get("template")).get("spec")) for data in daemons.values()]
+
+    @cached_property
     def daemon_pods(self) -> list[PodRequirements]:
         """The pods of the DaemonSets, linted or the inventory's (a linted one of the same name replaces
         it): on a node a pool adds they take their requests and one of its pods each before any other pod
         (Karpenter's daemonset overhead, resources.RequestsForPods)."""
-        daemons = dict(self._cluster.daemon_sets)
-        for obj in self.linted.of_kind("apps", "DaemonSet"):
-            daemons[(obj.ref.namespace, obj.ref.name)] = obj.data
-        pods = []
-        for data in daemons.values():
-            spec = mapping(mapping(mapping(data.get("spec")).get("template")).get("spec"))
-            pods.append(pod_requirements(effective_pod_spec("DaemonSet", spec)))
-        return pods
+        return [pod_requirements(effective_pod_spec("DaemonSet", spec)) for spec in self.daemon_specs]
 
     @cached_property
     def offered_resources(self) -> frozenset[str]:
