@@ -46,7 +46,7 @@ from gpulint.lint.registry import Rule, import_checks
 from gpulint.lint.rule_spec import Need
 from gpulint.lint.world.cross_file import CrossingText, crosses_files, kept_of_file
 from gpulint.lint.world.inventory import ClusterInventory
-from gpulint.lint.world.kinds import CLUSTER_KINDS, Declared
+from gpulint.lint.world.kinds import CLUSTER_KINDS, PER_CLUSTER_KINDS, Declared
 from gpulint.lint.world.pod_outlines import names_pod_affinity, outlined
 from gpulint.lint.world.rejections import API_REJECTED, inventory_reports
 from gpulint.lint.world.resolver import Resolver
@@ -360,8 +360,8 @@ class LintRun:
     def cluster_roots(self) -> ClusterRoots:
         """The folders whose own Terraform (or eksctl) creates a cluster, and the test and example folders: each is
         its own cluster's scope. Read only when the linted files (or the repository index's) describe a cluster's
-        pools, queues or quotas."""
-        if not self.linted.has_any(CLUSTER_KINDS):
+        pools, queues or quotas, or hold what a pod reads from its cluster by name (ConfigMaps, Secrets)."""
+        if not self.linted.has_any(PER_CLUSTER_KINDS):
             return NO_ROOTS
         files = (obj.file for obj in itertools.chain(self.linted, self.linted.outlines))
         return with_fixtures(self.setup.cluster_roots, work_trees(self.sources), files)
