@@ -29,6 +29,7 @@ from functools import cached_property
 from typing import Any, NoReturn
 
 from gpulint.kube import knative
+from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS
 from gpulint.lint.config import ClusterScope, Config
 from gpulint.lint.engine import Deadline, Engine, Routes, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
@@ -39,14 +40,20 @@ from gpulint.lint.inputs.objects import KubeObject, ParsedFile, is_list, is_obje
 from gpulint.lint.inputs.run_setup import RunSetup
 from gpulint.lint.inputs.setup_walk import mentions
 from gpulint.lint.inputs.sources import Source
-from gpulint.lint.inputs.terraform_clusters import NO_ROOTS, ClusterRoots, with_fixtures, work_trees
+from gpulint.lint.inputs.terraform_clusters import (
+    NO_ROOTS,
+    ClusterRoots,
+    with_cluster_files,
+    with_fixtures,
+    work_trees,
+)
 from gpulint.lint.output.suppress import ALL, path_ignores
 from gpulint.lint.paths import path_matches
 from gpulint.lint.registry import Rule, import_checks
 from gpulint.lint.rule_spec import Need
 from gpulint.lint.world.cross_file import CrossingText, crosses_files, kept_of_file
 from gpulint.lint.world.inventory import ClusterInventory
-from gpulint.lint.world.kinds import CLUSTER_KINDS, Declared
+from gpulint.lint.world.kinds import CLUSTER_KINDS, PER_CLUSTER_KINDS, Declared
 from gpulint.lint.world.pod_outlines import names_pod_affinity, outlined
 from gpulint.lint.world.rejections import API_REJECTED, inventory_reports
 from gpulint.lint.world.resolver import Resolver
@@ -360,11 +367,13 @@ class LintRun:
     def cluster_roots(self) -> ClusterRoots:
         """The folders whose own Terraform (or eksctl) creates a cluster, and the test and example folders: each is
         its own cluster's scope. Read only when the linted files (or the repository index's) describe a cluster's
-        pools, queues or quotas."""
-        if not self.linted.has_any(CLUSTER_KINDS):
+        pools, queues or quotas, or hold what a pod reads from its cluster by name (ConfigMaps, Secrets)."""
+        if not self.linted.has_any(PER_CLUSTER_KINDS):
             return NO_ROOTS
         files = (obj.file for obj in itertools.chain(self.linted, self.linted.outlines))
-        return with_fixtures(self.setup.cluster_roots, work_trees(self.sources), files)
+        trees = work_trees(self.sources)
+        pooled = (obj.file for kind in CAPI_KINDS for obj in self.linted.of_kind(CAPI_GROUP, kind))
+        return with_fixtures(with_cluster_files(self.setup.cluster_roots, pooled, trees), trees, files)
 
     def engine_for(self, path: str) -> Engine:
         return self.engines[run_scope(path, self)]

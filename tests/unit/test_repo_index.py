@@ -447,9 +447,9 @@ spec:
 """
 
 
-def secret_repo(root: Path, key: str) -> Path:
-    (root / "e2e").mkdir(parents=True)
-    (root / "e2e" / "hf-token-secret.yaml").write_text(HF_SECRET.format(key=key))
+def secret_repo(root: Path, key: str, folder: str = "e2e") -> Path:
+    (root / folder).mkdir(parents=True)
+    (root / folder / "hf-token-secret.yaml").write_text(HF_SECRET.format(key=key))
     (root / "tool-calling").mkdir()
     (root / "tool-calling" / "serve.yaml").write_text(HF_READER)
     (root / ".git").mkdir()
@@ -462,7 +462,7 @@ def env_findings(repo: Path) -> list[tuple[str, str]]:
 
 
 def test_a_secrets_string_data_keys_resolve_from_the_index(tmp_path, monkeypatch):
-    repo = secret_repo(tmp_path / "repo", "HF_TOKEN")
+    repo = secret_repo(tmp_path / "repo", "HF_TOKEN", folder="secrets")
     monkeypatch.chdir(repo)
     assert env_findings(repo) == []
     assert env_findings(repo) == []  # from the cache as well
@@ -471,11 +471,21 @@ def test_a_secrets_string_data_keys_resolve_from_the_index(tmp_path, monkeypatch
 
 
 def test_a_key_the_indexed_secret_lacks_is_still_reported(tmp_path, monkeypatch):
-    repo = secret_repo(tmp_path / "repo", "token")
+    # the Secret in a folder of the project's own: one under e2e/ is that test folder's (its own cluster scope, as
+    # its pools are), which neither satisfies nor contradicts another folder's workload
+    repo = secret_repo(tmp_path / "repo", "token", folder="secrets")
     monkeypatch.chdir(repo)
     ((severity, message),) = env_findings(repo)
     assert severity == "error"
     assert message.startswith("couldn't find key HF_TOKEN in Secret <namespace>/hf-token")
+
+
+def test_a_test_folders_secret_does_not_judge_another_folders_workload(tmp_path, monkeypatch):
+    repo = secret_repo(tmp_path / "repo", "token")
+    monkeypatch.chdir(repo)
+    assert env_findings(repo) == []
+    whole = run_cli("check", ".", "--format", "json").json()["findings"]
+    assert [f for f in whole if f["rule"] == "env-reference-invalid"] == []
 
 
 def test_the_index_cache_holds_a_secrets_keys_never_its_values(tmp_path, monkeypatch):

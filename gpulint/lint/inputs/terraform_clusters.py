@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulint.lint.inputs import hcl
-from gpulint.lint.inputs.file_walk import Selection
+from gpulint.lint.inputs.file_walk import Selection, read_head
 from gpulint.lint.inputs.setup_walk import Facts, known_contents, root_of, setup_facts
 from gpulint.lint.inputs.sources import Source
 from gpulint.lint.paths import is_within
@@ -145,6 +145,32 @@ def with_fixtures(roots: ClusterRoots, trees: Sequence[str], files: Iterable[str
     if not found:
         return roots
     return ClusterRoots((*roots.roots, *sorted(found.values(), key=lambda root: root.folder)))
+
+
+# a Cluster API Cluster (cluster.x-k8s.io): a file that holds one with its MachineDeployments is one cluster
+_CAPI_API = re.compile(r"^apiVersion:\s*['\"]?cluster\.x-k8s\.io/", re.MULTILINE)
+_CAPI_CLUSTER = re.compile(r"^kind:\s*['\"]?Cluster['\"]?\s*$", re.MULTILINE)
+
+
+def with_cluster_files(roots: ClusterRoots, pooled: Iterable[str], trees: Sequence[str]) -> ClusterRoots:
+    """``roots`` and, when two or more of the files ``pooled`` (those holding Cluster API pools) each hold a Cluster
+    API ``Cluster`` too, each such file as a cluster of its own: a cluster template per file (kubernetes-sigs/
+    cluster-api-provider-azure ``templates/cluster-template-*.yaml``, ``clusterctl generate cluster --flavor``) or a
+    test's cluster, its ``${CLUSTER_NAME}-md-0`` not the next file's. One such file alone is the repository's cluster,
+    as it was."""
+    found: list[ClusterRoot] = []
+    for file in dict.fromkeys(os.path.realpath(file) for file in pooled):
+        text = read_head(file, MAX_BYTES).decode("utf-8", errors="replace")
+        cluster = _CAPI_CLUSTER.search(text)
+        if cluster is None or _CAPI_API.search(text) is None:
+            continue
+        tree = _tree_of(file, trees)
+        shown = os.path.relpath(file, tree) if tree else os.path.basename(file)
+        found.append(ClusterRoot(file, f"{shown}:{text.count(chr(10), 0, cluster.start()) + 1}"))
+    if len(found) < 2:
+        return roots
+    known = {root.folder for root in roots.roots}
+    return ClusterRoots((*roots.roots, *(root for root in found if root.folder not in known)))
 
 
 def fixture_folder(real: str, trees: Sequence[str]) -> str:

@@ -66,6 +66,9 @@ class KindRow:
     # Describes the cluster itself (its node pools, quotas, queues' capacity): read as a cluster's only from
     # its inventory and the files `clusters:` maps to it, never from a shared folder or another cluster's
     describes_cluster: bool = False
+    # A cluster's own, read by name from the pods' namespace (a pod's env, a semaphore, a plugin's config): a copy
+    # in one cluster's folder is not another's, so the linted files holding one split the run by cluster as pools do
+    per_cluster: bool = False
 
     @property
     def key(self) -> tuple[str, str]:
@@ -91,8 +94,9 @@ def _row(
     complete: Complete = _LISTED,
     *,
     cluster: bool = False,
+    per_cluster: bool = False,
 ) -> KindRow:
-    return KindRow(group, kind, versions, plural, namespaced, crosses, wins, complete, cluster)
+    return KindRow(group, kind, versions, plural, namespaced, crosses, wins, complete, cluster, per_cluster)
 
 
 KINDS: tuple[KindRow, ...] = (
@@ -100,11 +104,11 @@ KINDS: tuple[KindRow, ...] = (
     _row("", "Node", ("v1",), "nodes", False, False, _I, _NEVER),  # an autoscaled pool's nodes are in no snapshot
     _row("", "Pod", ("v1",), "pods", True, False, _I, _NEVER),
     _row("", "Namespace", ("v1",), "namespaces", False, True, _I),
-    _row("", "ConfigMap", ("v1",), "configmaps", True, True, _L),
+    _row("", "ConfigMap", ("v1",), "configmaps", True, True, _L, per_cluster=True),
     # a pod's <hostname>.<subdomain> answers through the Service named as its subdomain (service-dns-mismatch)
     _row("", "Service", ("v1",), "services", True, True, _L, _NEVER),
     # a container's env reads them by name; no inventory holds Secrets (their values): complete only by declaration
-    _row("", "Secret", ("v1",), "secrets", True, True, _L, _DECLARED),
+    _row("", "Secret", ("v1",), "secrets", True, True, _L, _DECLARED, per_cluster=True),
     _row("", "LimitRange", ("v1",), "limitranges", True, True, _L, cluster=True),
     _row("", "ResourceQuota", ("v1",), "resourcequotas", True, True, _L, cluster=True),
     # the global default class names a pod without priorityClassName: a PriorityClass quota scope reads it
@@ -218,6 +222,8 @@ DECLARABLE: frozenset[str] = frozenset(row.kind for row in KINDS if row.complete
 
 # The (group, kind)s that describe a cluster itself.
 CLUSTER_KINDS: frozenset[tuple[str, str]] = frozenset(row.key for row in KINDS if row.describes_cluster)
+# The (group, kind)s whose linted objects split a run by cluster (lint.run LintRun.cluster_roots).
+PER_CLUSTER_KINDS: frozenset[tuple[str, str]] = CLUSTER_KINDS | frozenset(row.key for row in KINDS if row.per_cluster)
 
 
 def crossing_kinds() -> frozenset[tuple[str, str]]:

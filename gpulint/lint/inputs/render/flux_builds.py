@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpulint.kube.fields import dig
@@ -98,7 +98,7 @@ def cluster_folder(file: str, top: str, objects: FluxObjects) -> str | None:
     building = set()
     for path, data, _, _ in objects.kustomizations:
         cluster = _CLUSTERS_FOLDER.match(os.path.relpath(path, top).replace(os.sep, "/"))
-        if cluster is not None and _covers(dig(data, "spec", "path"), folder):
+        if cluster is not None and covers(dig(data, "spec", "path"), folder):
             building.add(cluster.group())
     return building.pop() if len(building) == 1 else None
 
@@ -119,7 +119,7 @@ def flux_kustomizations(
     own = [
         (data, f"{os.path.relpath(p, top)}:{line}")
         for p, data, line, _ in found
-        if _covers(dig(data, "spec", "path"), relative, exact=True)
+        if covers(dig(data, "spec", "path"), relative, exact=True)
     ]
     if own:  # a Kustomization of the overlay's own: an ancestor's generated build of it is a layout's accident
         return own
@@ -133,7 +133,7 @@ def flux_kustomizations(
 def _generated_over(path: object, overlay: str, top: str) -> bool:
     """Whether ``path`` (a Flux ``spec.path``) is a folder above the overlay with no kustomization, none between them
     holding one either: the kustomization Flux generates there lists the overlay."""
-    if not _covers(path, overlay) or _covers(path, overlay, exact=True):
+    if not covers(path, overlay) or covers(path, overlay, exact=True):
         return False
     assert isinstance(path, str)
     depth = len([part for part in path.strip().split("/") if part not in ("", ".")])
@@ -143,6 +143,26 @@ def _generated_over(path: object, overlay: str, top: str) -> bool:
 
 def _holds_kustomization(folder: str) -> bool:
     return any(os.path.isfile(os.path.join(folder, name)) for name in KUSTOMIZATION_FILES)
+
+
+def parent_folders(child: str, repository: str, objects: FluxObjects | None = None) -> list[str]:
+    """The folders (real paths) the Flux Kustomizations that may build the file ``child`` (a Flux Kustomization's)
+    name: each one's literal ``spec.path`` is a folder above it; [] when one of them names a path with a variable
+    (which folder it is depends on its own parent)."""
+    top = os.path.realpath(repository)
+    folder = os.path.relpath(os.path.dirname(os.path.realpath(child)), top).replace(os.sep, "/")
+    found: list[str] = []
+    for path, data, _, _ in (objects or flux_objects(top)).kustomizations:
+        spec_path = dig(data, "spec", "path")
+        if folder == "." or os.path.realpath(path) == os.path.realpath(child) or not covers(spec_path, folder):
+            continue
+        assert isinstance(spec_path, str)
+        if _VARIABLE.search(spec_path):
+            return []
+        real = os.path.realpath(os.path.join(top, spec_path.strip()))
+        if real not in found:
+            found.append(real)
+    return found
 
 
 def parents_patches(
@@ -158,7 +178,7 @@ def parents_patches(
         patches = dig(data, "spec", "patches")
         if os.path.realpath(path) == os.path.realpath(child) or not isinstance(patches, list):
             continue
-        if folder != "." and _covers(dig(data, "spec", "path"), folder):
+        if folder != "." and covers(dig(data, "spec", "path"), folder):
             for entry in patches:
                 target = entry.get("target") if isinstance(entry, dict) else None
                 if isinstance(entry, dict):
@@ -173,6 +193,8 @@ class FluxObjects:
 
     kustomizations: tuple[tuple[str, dict[str, Any], int, int], ...]
     config_maps: tuple[tuple[dict[str, Any], str], ...]
+    # what Flux adds to the build of each folder (real path), once per run: flux_post_build.flux_build's memo
+    builds: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def flux_objects(top: str) -> FluxObjects:
@@ -224,7 +246,7 @@ def _building(
         components = dig(data, "spec", "components")
         if with_components and not (isinstance(components, list) and components):
             continue
-        if _covers(dig(data, "spec", "path"), relative, exact=with_components):
+        if covers(dig(data, "spec", "path"), relative, exact=with_components):
             line = components_line if with_components else path_line
             return FluxComponents(
                 f"{os.path.relpath(path, top)}:{line}",
@@ -234,7 +256,7 @@ def _building(
     return None
 
 
-def _covers(path: object, overlay: str, *, exact: bool = False) -> bool:
+def covers(path: object, overlay: str, *, exact: bool = False) -> bool:
     """Whether a Flux ``spec.path`` (``./kubernetes/apps/main``, ``kubernetes/apps/${CLUSTER}``) is the overlay's
     folder (relative to the root, '/'-separated) or, unless ``exact``, a folder above it."""
     if not isinstance(path, str):

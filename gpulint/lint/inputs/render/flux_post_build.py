@@ -17,6 +17,13 @@ values are encrypted or absent), a ConfigMap not in the files or in several, may
 variable no known source sets. An unknown variable is left as written: the field stays a placeholder, not checked,
 never a guess. Without ``postBuild`` nothing is substituted (kustomize-controller substitutes only when it is set).
 When several Flux Kustomizations build the folder and differ in these fields, none is applied.
+
+A Flux Kustomization is itself an object of its parent's build (the Kustomization whose ``spec.path`` holds its file),
+so the parent's post-build substitution runs over its YAML too: ``CLUSTER: ${CLUSTER}`` in an app's
+``postBuild.substitute`` (often added by the parent's own ``spec.patches``) reaches the app with the parent's value,
+``$${VAR}`` as ``${VAR}``, and ``spec.path: ./apps/${CLUSTER}/x`` names one folder. Nothing else passes down: each
+object's YAML is substituted with its own Kustomization's variables only (kustomize_varsub.go
+``SubstituteVariables``, run per resource of the build). Parents that differ in what they set substitute nothing.
 """
 
 from __future__ import annotations
@@ -33,8 +40,10 @@ from gpulint.lint.inputs.loader import load_bytes
 from gpulint.lint.inputs.render.flux_builds import (
     FluxObjects,
     cluster_folder,
+    covers,
     flux_kustomizations,
     flux_objects,
+    parent_folders,
     parents_patches,
 )
 
@@ -65,15 +74,34 @@ class FluxBuild:
     common_metadata: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {})
 
 
-def flux_build(overlay: str, repository: str, objects: FluxObjects | None = None) -> FluxBuild | None:
+def flux_build(
+    overlay: str, repository: str, objects: FluxObjects | None = None, *, reading: frozenset[str] = frozenset()
+) -> FluxBuild | None:
     """The fields the Flux Kustomizations whose ``spec.path`` is the overlay's folder add; None when none builds it,
-    or when those that do differ in them (two clusters' Kustomizations with their own variables)."""
+    or when those that do differ in them (two clusters' Kustomizations with their own variables). Once per folder
+    and FluxObjects (overlays render in threads: only finished builds are kept); a folder met again while its own
+    build is read (``reading``: Kustomizations that build each other) is None."""
     objects = objects if objects is not None else flux_objects(os.path.realpath(repository))
+    key = os.path.realpath(overlay)
+    if key in reading:
+        return None
+    if key not in objects.builds:
+        objects.builds[key] = _flux_build(overlay, repository, objects, reading | {key})
+    found: FluxBuild | None = objects.builds[key]
+    return found
+
+
+def _flux_build(overlay: str, repository: str, objects: FluxObjects, reading: frozenset[str]) -> FluxBuild | None:
+    relative = os.path.relpath(os.path.realpath(overlay), os.path.realpath(repository)).replace(os.sep, "/")
     found = []
     for data, at in flux_kustomizations(overlay, repository, objects):
-        patched = _patched(data, os.path.join(repository, at.rsplit(":", 1)[0]), repository, objects)
+        file = os.path.join(repository, at.rsplit(":", 1)[0])
+        patched = _patched(data, file, repository, objects)
         if patched is None:
             return None  # a parent's patch changes it in a way not read
+        patched = _substituted_by_parent(patched, file, repository, objects, reading)
+        if not covers(dig(patched, "spec", "path"), relative):
+            continue  # ./apps/${CLUSTER}/x, its parent's CLUSTER another cluster's folder
         found.append((patched, at))
     if not found:
         return None
@@ -116,6 +144,38 @@ def flux_build(overlay: str, repository: str, objects: FluxObjects | None = None
     if any(_NAME.fullmatch(name) is None for name in variables):
         return FluxBuild(at, target, False)  # Flux refuses the Kustomization: nothing it builds is known
     return FluxBuild(at, target, True, variables, complete, common)
+
+
+def _substituted_by_parent(
+    data: dict[str, Any], file: str, repository: str, objects: FluxObjects, reading: frozenset[str]
+) -> dict[str, Any]:
+    """The Flux Kustomization ``data`` (of ``file``) after its parents' post-build substitution: each Kustomization
+    whose ``spec.path`` is a folder above the file builds it; they must agree on what they fill in."""
+    if _disabled_object(data):
+        return data
+    folders = parent_folders(file, repository, objects)
+    builds = [flux_build(folder, repository, objects, reading=reading) for folder in folders]
+    if not builds or any(repr(other) != repr(builds[0]) for other in builds[1:]):
+        return data
+    build = builds[0]
+    if build is None or not build.post_build or not build.variables and build.complete:
+        return data
+    substituted: dict[str, Any] = _substitute_strings(data, build)
+    return substituted
+
+
+def _substitute_strings(value: Any, build: FluxBuild) -> Any:
+    if isinstance(value, str):
+        return _envsubst(value, build, {}) if "$" in value else value
+    if isinstance(value, dict):
+        return {_substitute_strings(key, build): _substitute_strings(item, build) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_substitute_strings(item, build) for item in value]
+    return value
+
+
+def _disabled_object(data: dict[str, Any]) -> bool:
+    return any(dig(data, "metadata", part, _DISABLED) == "disabled" for part in ("labels", "annotations"))
 
 
 def _strings(values: object) -> dict[str, str]:
@@ -335,7 +395,7 @@ def _disabled(document: bytes) -> bool:
     data = loaded[0].data if loaded else None
     if not isinstance(data, dict):
         return True  # not read: left as written
-    return any(dig(data, "metadata", part, _DISABLED) == "disabled" for part in ("labels", "annotations"))
+    return _disabled_object(data)
 
 
 def _envsubst(text: str, build: FluxBuild, used: dict[str, Variable]) -> str:
