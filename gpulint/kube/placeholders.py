@@ -43,6 +43,11 @@ MARKER_PLACEHOLDER = re.compile(rf"(?:{'|'.join(MARKER_WORDS)})(?:_?ME)?(?:_[A-Z
 KEY_PLACEHOLDER = re.compile(
     rf"\$\{{[A-Za-z_][A-Za-z0-9_]*\}}|\$[A-Z_][A-Z0-9_]*|\{{\{{[^{{}}]*\}}\}}|<[A-Za-z_][-A-Za-z0-9_.]*>|{MARKER_PLACEHOLDER.pattern}"
 )
+# A key that opens an envsubst expression with one of its operators (drone/envsubst, as clusterctl expands templates:
+# `/` replace, `#` and `%` trim, `:` default or substring, `^` and `,` case), whose `}` YAML may read into the value:
+# cluster-api-provider-aws's config/rbac annotation `${AWS_CONTROLLER_IAM_ROLE/#arn/eks.amazonaws.com/role-arn: arn}`
+# becomes `eks.amazonaws.com/role-arn: arn:...` or nothing. Matched at the key's start.
+KEY_EXPRESSION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*[/#%:^,]")
 # A key or value of a held document still to be filled in by whatever renders the ConfigMap (envsubst, Jinja,
 # Go templates): see the module's docstring for how it differs from the patterns above.
 HELD_FILL_IN = re.compile(r"\$\{|\{\{")

@@ -29,6 +29,7 @@ from yaml.resolver import Resolver
 
 from gpulint.kube.embedded import compose_embedded
 from gpulint.kube.placeholders import (
+    KEY_EXPRESSION,
     KEY_PLACEHOLDER,
     MARKER_PLACEHOLDER,
     MARKER_WORDS,
@@ -911,6 +912,21 @@ def _find_placeholders(loaded: LoadedFile, scripts: FolderScripts) -> None:
                             name == "value" and len(path) >= 2 and path[-2] == "env"
                         ):
                             stack.append((value, (*path, name)))
+                        elif name == "annotations" and isinstance(value, MappingNode) and short:
+                            # free text as values, but the API server validates the keys: one to fill in is no key
+                            for annotation, _ in value.value:
+                                text = _key_text(annotation) if isinstance(annotation, ScalarNode) else ""
+                                if SUBSTITUTION.search(text) or KEY_EXPRESSION.match(text):
+                                    found.append((*path, name, text))
+                                    mark = annotation.start_mark
+                                    place = (
+                                        mark.line + document.line_offset + 1,
+                                        mark.column + 1,
+                                        text,
+                                        document.index,
+                                    )
+                                    if first is None or place[:2] < first[:2]:
+                                        first = place
                         elif (
                             name in _COLLECTION_KEYS
                             and isinstance(value, ScalarNode)

@@ -9,7 +9,9 @@ overlay was not checked. The evidence, read and never run:
   for ``deployment.env``, as ``envsubst`` fills it in);
 - a shell script, Makefile or Terraform file in its folder or a folder above it, up to the repository's
   root, writes a path ending in its name (``| sponge "$DIR/deployment.env"``, ``> vllm.env``,
-  ``wget ... -O $DIR/manifests.yaml``, ``tee``, ``--output``, a Terraform ``local_file``'s ``filename``);
+  ``wget ... -O $DIR/manifests.yaml``, ``tee``, ``--output``, a Terraform ``local_file``'s ``filename``),
+  or a Go file there writes it by name (``os.WriteFile(path.Join(dir, "source.yaml"), ...)``, a test helper
+  that fills an overlay in before it builds it);
 - such a file runs a known generator whose output it is (_GENERATORS: operator-sdk's CSV base);
 - its own name says it is generated output (``generated-manifest.yaml``, ``generated.yaml``,
   ``manifests.generated.yaml``): a name nobody types for a file they write by hand, nor by mistake.
@@ -114,15 +116,28 @@ def _write_pattern(name: str) -> re.Pattern[str]:
     )
 
 
+def _go_write_pattern(name: str) -> re.Pattern[str]:
+    """A Go program's write of a file whose name is the string literal ``name``, alone or at the end of a path,
+    in the call's first argument: ``os.WriteFile(path.Join(overlayDir, "ci-artifacts-source-template.yaml"), ...)``
+    (cluster-api-provider-aws's test/helpers/kubernetesversions/template.go writes its overlay's resource, then
+    builds it), ``ioutil.WriteFile``, ``os.Create``, ``os.OpenFile``."""
+    return re.compile(
+        r"\b(?:os|ioutil)\.(?:WriteFile|Create|OpenFile)\([^;\n]*?\"(?:[^\"\n]*/)?" + re.escape(name) + '"'
+    )
+
+
 def _writer(path: str, repository: str) -> str:
-    """The script, Makefile or Terraform file that writes ``path``, from its folder up to the repository's
+    """The script, Makefile, Terraform or Go file that writes ``path``, from its folder up to the repository's
     root; "" when none does."""
     directory, name = os.path.split(path)
-    pattern = _write_pattern(name)
+    pattern, go_pattern = _write_pattern(name), _go_write_pattern(name)
     top = os.path.realpath(repository)
     while is_within(directory, top):
         for writer, text in _writer_texts(directory):
             if pattern.search(text):
+                return writer
+        for writer, text in script_texts(directory, (".go",), (), MAX_WRITERS, MAX_WRITER_BYTES):
+            if go_pattern.search(text):
                 return writer
         if os.path.realpath(directory) == top:
             break
@@ -214,8 +229,12 @@ def _folders_up(overlay: str, top: str) -> list[str]:
     return folders
 
 
-# A shell or make variable: ${name}, $(NAME), $name
-_VARIABLE = re.compile(r"\$\{[^}\n]*\}|\$\([^)\n]*\)|\$[A-Za-z_]\w*")
+# A shell or make variable: ${name}, $(NAME), $name, or a script's argument: $1, ${2}, $@, $*
+_VARIABLE = re.compile(r"\$\{[^}\n]*\}|\$\([^)\n]*\)|\$[A-Za-z_]\w*|\$[0-9@*]")
+# Where a pipeline's command ends: `|`, `||`, `&&`, `;`
+_PIPE = re.compile(r"\s(?:\|\|?|&&|;)\s")
+# xargs' replacement string (`xargs -I {}`, `-i`/`--replace` for `{}`) and find's `-exec ... {}`: each input's text
+_XARGS = re.compile(r"\bxargs\b.*?\s(?:-I\s*[\"']?([^\s\"']+)|-i\b|--replace\b)")
 # An assignment in a script or Makefile: `flavors_dir="${REPO_ROOT}/templates/flavors/"`, `DIR := $(ROOT)/data`
 _ASSIGNMENT = re.compile(
     r"^[ \t]*(?:export[ \t]+|local[ \t]+|readonly[ \t]+)?([A-Za-z_]\w*)[ \t]*[:?+]?=[ \t]*(\S.*?)[ \t]*$", re.M
@@ -235,10 +254,11 @@ def _built_through_variables(text: str, builds: list[str], from_top: str) -> boo
         if not _COMMAND.search(value):  # `$(dirname ...)`, `$(shell ...)`: its output is not read, any text
             assigned.setdefault(found.group(1), value)
     for line in builds:
-        for word in line.split():
+        command = next((part for part in _PIPE.split(line) if "build" in part), line)
+        for word in command.split():
             if word.startswith((">", "|", "&")):  # what follows writes the output: no overlay of the build
                 break
-            word = word.strip("\"';")
+            word = _inputs_named(command, word.strip("\"';"))
             if "$" not in word or word.startswith("-"):
                 continue
             path = _expanded(word, assigned)
@@ -252,6 +272,15 @@ def _built_through_variables(text: str, builds: list[str], from_top: str) -> boo
             if re.fullmatch(rf"(?:.*/)?{pattern.removeprefix('./')}/?", from_top):
                 return True
     return False
+
+
+def _inputs_named(command: str, word: str) -> str:
+    """The word with xargs' replacement string or find's ``{}`` written as a variable: any text, since each input
+    line takes its place (cluster-api-provider-aws's hack/gen-test-flavors.sh: ``xargs -t -I {} ${kustomize} build
+    --load-restrictor LoadRestrictionsNone --reorder none ${src_dir}{}``)."""
+    found = _XARGS.search(command)
+    replaced = (found.group(1) or "{}") if found else ("{}" if "-exec" in command else "")
+    return word.replace(replaced, "${_}") if replaced else word
 
 
 def _expanded(word: str, assigned: dict[str, str]) -> str:
