@@ -254,7 +254,8 @@ def _built_through_variables(text: str, builds: list[str], from_top: str) -> boo
         if not _COMMAND.search(value):  # `$(dirname ...)`, `$(shell ...)`: its output is not read, any text
             assigned.setdefault(found.group(1), value)
     for line in builds:
-        command = next((part for part in _PIPE.split(line) if "build" in part), line)
+        parts = [part for part in _PIPE.split(line) if "build" in part]  # `docker build ... && kustomize build ...`
+        command = next((part for part in parts if _UNRESTRICTED.search(part)), parts[0] if parts else line)
         for word in command.split():
             if word.startswith((">", "|", "&")):  # what follows writes the output: no overlay of the build
                 break
