@@ -169,3 +169,14 @@ def test_an_annotation_key_the_api_server_refuses_stays_an_error(repo, key):
     write_tree(repo, {"config/rbac/service_account.yaml": _with_key(key)})
     found = check_serious("config", fields=("path", "rule", "severity"))
     assert found == [("config/rbac/service_account.yaml", "api-rejected", "error")], found
+
+
+def test_of_a_line_that_builds_twice_the_unrestricted_build_names_the_flavour(repo, render_tools):
+    script = """
+        #!/usr/bin/env bash
+        src_dir="test/e2e/data/infra/$1/kustomize_sources/"
+        docker build -t e2e:dev . && ${KUSTOMIZE} build --load-restrictor LoadRestrictionsNone "${src_dir}gpu" > out.yaml
+        """
+    write_tree(repo, {**FLAVOURS, "hack/gen-test-flavors.sh": script})
+    found = check_serious(".", "--kubectl", render_tools["kubectl"], fields=("path", "line", "rule", "severity"))
+    assert _overlays(found) == [(GPU_FLAVOUR, "warning")], found
