@@ -88,6 +88,57 @@ _DEVICE = st.tuples(
     _DEVICE, st.one_of(st.just([]), st.just([]), st.just([]), st.lists(_TAINT, min_size=1, max_size=2))
 ).map(lambda drawn: {**drawn[0], "taints": drawn[1]} if drawn[1] else drawn[0])
 
+# consumable capacity (DRAConsumableCapacity, beta in 1.37): a device several claims share, its memory with a
+# requestPolicy as drivers publish one (k8s.io/api resource/v1 CapacityRequestPolicy: a default with validValues or
+# a validRange), now and then a shape the API server refuses (the dra validate family leaves such a case out)
+_POLICY = st.one_of(
+    st.none(),
+    st.fixed_dictionaries(
+        {
+            "default": st.sampled_from(["10Gi", "20Gi"]),
+            "validRange": st.fixed_dictionaries(
+                {"min": st.sampled_from(["10Gi", "5Gi"])},
+                optional={"max": st.sampled_from(["40Gi", "80Gi", "30Gi"]), "step": st.sampled_from(["10Gi", "5Gi"])},
+            ),
+        }  # fmt: skip
+    ),
+    st.fixed_dictionaries(
+        {
+            "default": st.sampled_from(["10Gi", "20Gi"]),
+            "validValues": st.sampled_from([["10Gi", "20Gi", "40Gi"], ["20Gi", "80Gi"], ["10Gi"]]),
+        }  # fmt: skip
+    ),
+)
+
+
+def _shared(device: dict[str, Any], policy: dict[str, Any] | None) -> dict[str, Any]:
+    memory = device["capacity"]["memory"]
+    capacity = {"memory": {**memory, "requestPolicy": policy} if policy is not None else memory}
+    return {**device, "allowMultipleAllocations": True, "capacity": capacity}
+
+
+# binding conditions (DRADeviceBindingConditions, beta in 1.37): a device the scheduler binds only once its driver
+# reports the conditions (k8s.io/api resource/v1 Device.BindingConditions), maybe bound to the node it is on
+_BINDING = st.fixed_dictionaries(
+    {
+        "bindingConditions": st.sampled_from([["example.com/ready"], ["example.com/ready", "example.com/attached"]]),
+        "bindingFailureConditions": st.sampled_from([["example.com/failed"], []]),
+    },
+    optional={"bindsToNode": st.booleans()},
+)
+_DEVICE = st.tuples(
+    _DEVICE,
+    st.sampled_from(["plain", "plain", "plain", "shared", "binding"]),
+    _POLICY,
+    _BINDING,
+).map(
+    lambda drawn: (
+        _shared(drawn[0], drawn[2])
+        if drawn[1] == "shared"
+        else ({**drawn[0], **drawn[3]} if drawn[1] == "binding" else drawn[0])
+    )
+)
+
 
 def _unique_names(devices: list[dict[str, Any]]) -> list[dict[str, Any]]:
     seen: set[str] = set()
@@ -287,6 +338,17 @@ def _body(admin: bool) -> st.SearchStrategy[dict[str, Any]]:
     optional: dict[str, Any] = {
         "selectors": st.lists(st.builds(lambda e: {"cel": {"expression": e}}, _SELECTOR), min_size=1, max_size=2),
         "tolerations": st.lists(_TOLERATION, min_size=1, max_size=2),
+        # a share of a device's capacity (DRAConsumableCapacity), or of one no device has
+        "capacity": st.fixed_dictionaries(
+            {
+                "requests": st.dictionaries(
+                    st.sampled_from(["memory", "memory", "bandwidth"]),
+                    st.sampled_from(["5Gi", "10Gi", "15Gi", "30Gi", "50Gi", "100Gi"]),
+                    min_size=1,
+                    max_size=1,
+                )
+            }  # fmt: skip
+        ),
     }
     if admin:
         optional["adminAccess"] = st.just(True)
@@ -328,15 +390,23 @@ def _held(draw: Any, slices: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Maybe a claim of another pod, allocated and reserved, that holds some of the published devices."""
     published = sorted(
         {
-            (s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"])
+            (s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"], d.get("allowMultipleAllocations") is True)
             for s in slices
             for d in s["spec"].get("devices", [])
         }
     )
     if not published or draw(st.integers(0, 2)) != 2:  # the simplest draw holds nothing
         return []
-    taken = draw(st.lists(st.sampled_from(published), min_size=1, max_size=2, unique=True))
-    results = [{"request": "held", "driver": d, "pool": p, "device": n} for d, p, n in taken]
+    taken = draw(st.lists(st.sampled_from(published), min_size=1, max_size=2, unique_by=lambda t: t[:3]))
+    results = []
+    for index, (driver, pool, device, multiple) in enumerate(taken):
+        result = {"request": "held", "driver": driver, "pool": pool, "device": device}
+        if multiple and draw(st.integers(0, 3)) != 0:
+            # a share of a device with allowMultipleAllocations (resource/v1 DeviceRequestAllocationResult: a
+            # shareID and the capacity it consumes), as the allocator records one
+            used = draw(st.sampled_from(["10Gi", "20Gi", "40Gi"]))
+            result |= {"shareID": f"0d9c3f5e-8a1b-4c2d-9e7f-00000000010{index}", "consumedCapacity": {"memory": used}}
+        results.append(result)
     return [
         {
             "apiVersion": "resource.k8s.io/v1",
