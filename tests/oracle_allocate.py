@@ -111,9 +111,31 @@ _POLICY = st.one_of(
 )
 
 
-def _shared(device: dict[str, Any], policy: dict[str, Any] | None) -> dict[str, Any]:
+# a capacity of fractional amounts (cores): a range of milli values, which the allocator rounds up as integers unless
+# DRAFractionalCapacityRange (beta in 1.37, off at the default compatibility version) is on
+_CORES = st.one_of(
+    st.none(),
+    st.fixed_dictionaries(
+        {
+            "value": st.sampled_from(["2", "1500m"]),
+            "requestPolicy": st.fixed_dictionaries(
+                {
+                    "default": st.sampled_from(["500m", "1"]),
+                    "validRange": st.fixed_dictionaries(
+                        {"min": st.sampled_from(["250m", "500m"])}, optional={"step": st.sampled_from(["250m", "500m"])}
+                    ),
+                }
+            ),
+        }  # fmt: skip
+    ),
+)
+
+
+def _shared(device: dict[str, Any], policy: dict[str, Any] | None, cores: dict[str, Any] | None) -> dict[str, Any]:
     memory = device["capacity"]["memory"]
     capacity = {"memory": {**memory, "requestPolicy": policy} if policy is not None else memory}
+    if cores is not None:
+        capacity["cores"] = cores
     return {**device, "allowMultipleAllocations": True, "capacity": capacity}
 
 
@@ -131,9 +153,10 @@ _DEVICE = st.tuples(
     st.sampled_from(["plain", "plain", "plain", "shared", "binding"]),
     _POLICY,
     _BINDING,
+    _CORES,
 ).map(
     lambda drawn: (
-        _shared(drawn[0], drawn[2])
+        _shared(drawn[0], drawn[2], drawn[4])
         if drawn[1] == "shared"
         else ({**drawn[0], **drawn[3]} if drawn[1] == "binding" else drawn[0])
     )
@@ -291,7 +314,17 @@ _TAINT_GATES = st.one_of(
 # (structured/allocator.go v0.37.2): now and then
 ALLOCATE_GATES = st.tuples(
     _TAINT_GATES,
-    st.sampled_from([{}, {}, {}, {"DRAConsumableCapacity": False, "DRADeviceBindingConditions": False}]),
+    st.sampled_from(
+        [
+            {},
+            {},
+            {},
+            {"DRAConsumableCapacity": False, "DRADeviceBindingConditions": False},
+            # the allocator's milli arithmetic for ranges of fractional amounts (beta, off by default in 1.37; it
+            # depends on DRAConsumableCapacity)
+            {"DRAFractionalCapacityRange": True},
+        ]
+    ),
 ).map(lambda drawn: {**drawn[0], **drawn[1]})
 
 # --------------------------------------------------------------------------- the pod and its claims
@@ -341,13 +374,16 @@ def _body(admin: bool) -> st.SearchStrategy[dict[str, Any]]:
         # a share of a device's capacity (DRAConsumableCapacity), or of one no device has
         "capacity": st.fixed_dictionaries(
             {
-                "requests": st.dictionaries(
-                    st.sampled_from(["memory", "memory", "bandwidth"]),
-                    st.sampled_from(["5Gi", "10Gi", "15Gi", "30Gi", "50Gi", "100Gi"]),
-                    min_size=1,
-                    max_size=1,
+                "requests": st.one_of(
+                    st.dictionaries(
+                        st.sampled_from(["memory", "memory", "bandwidth"]),
+                        st.sampled_from(["5Gi", "10Gi", "15Gi", "30Gi", "50Gi", "100Gi"]),
+                        min_size=1,
+                        max_size=1,
+                    ),
+                    st.fixed_dictionaries({"cores": st.sampled_from(["300m", "600m", "1", "1200m"])}),
                 )
-            }  # fmt: skip
+            }
         ),
     }
     if admin:
@@ -611,12 +647,19 @@ def gpulint_answer(case: dict[str, Any], gates: dict[str, bool]) -> GpulintAnswe
     return GpulintAnswer(stops, nodes, now, counts)
 
 
-def _dropped_tolerations(stop: str) -> bool:
-    """feature-gate-required's warning that the API server drops a request's tolerations with DRADeviceTaints off:
-    true, and no stop, for the allocator then ignores device taints as well (Features.DeviceTaints)."""
-    return (
-        stop.startswith("feature-gate-required") and "uses device tolerations, which needs the DRADeviceTaints" in stop
-    )
+# what feature-gate-required says of a request's field the API server drops while its gate is off
+# (pkg/registry/resource/resourceclaim/strategy.go dropDisabledFields, v1.37.2)
+DROPPED_REQUEST_FIELDS = (
+    "uses device tolerations, which needs the DRADeviceTaints",
+    "uses capacity requests, which needs the DRAConsumableCapacity",
+)
+
+
+def _dropped_field(stop: str) -> bool:
+    """feature-gate-required's warning that the API server drops a request's tolerations (DRADeviceTaints off) or
+    capacity requests (DRAConsumableCapacity off): true, and no stop, for the claim is created without them and the
+    allocator then ignores device taints (Features.DeviceTaints), or gives the request whole devices."""
+    return stop.startswith("feature-gate-required") and any(field in stop for field in DROPPED_REQUEST_FIELDS)
 
 
 def _runtime_error(stop: str) -> bool:
@@ -644,7 +687,7 @@ def compare_allocate(
     must be the scheduler's: on the empty cluster against ``empty``, with the held devices taken against
     ``answer``; on the node Reserve allocates on, each request gets the devices gpulint counts for it."""
     gpulint = gpulint_answer(case, gates)
-    stops = [stop for stop in gpulint.stops if not _dropped_tolerations(stop)]
+    stops = [stop for stop in gpulint.stops if not _dropped_field(stop)]
     return [*_compare_pod(stops, answer, empty), *compare_nodes(gpulint, answer, empty)]
 
 

@@ -17,6 +17,8 @@ GATES: dict[str, tuple[tuple[str, str, bool], ...]] = {
     "DRAAdminAccess": (("1.32", "alpha", False), ("1.34", "beta", True), ("1.36", "GA", True)),
     "DRAConsumableCapacity": (("1.34", "alpha", False), ("1.36", "beta", True)),
     "DRADeviceBindingConditions": (("1.34", "alpha", False), ("1.36", "beta", True)),
+    # on by default only where the cluster's minimum compatibility version is 1.37 (the 1.37 API server's is 1.36)
+    "DRAFractionalCapacityRange": (("1.37", "beta", False),),
     "DRAResourceClaimDeviceStatus": (("1.32", "alpha", False), ("1.33", "beta", True), ("1.37", "GA", True)),
     "DRADeviceTaints": (("1.33", "alpha", False), ("1.36", "beta", True), ("1.37", "GA", True)),
     "DRADeviceTaintRules": (("1.35", "alpha", False), ("1.36", "beta", False), ("1.37", "GA", True)),

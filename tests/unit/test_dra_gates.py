@@ -257,6 +257,28 @@ def test_a_shared_device_serves_requests_within_its_capacity():
     assert "0 its own selectors" in shown(finding)
 
 
+def test_a_range_of_milli_values_rounds_as_the_allocator_rounds_it():
+    # the oracle's case (dra allocate, session 23): two 300m shares of a device of 1 core, a 250m step. With
+    # DRAFractionalCapacityRange off (1.37's default) the allocator rounds each up on integers (Quantity.Value()):
+    # 1 core each, 2 in all, no room; with it on, 500m each, room for both
+    cores = SHARED.replace(
+        "memory:\n        value: 40Gi\n        requestPolicy:\n          default: 10Gi\n"
+        "          validRange: {min: 10Gi, step: 10Gi}",
+        "cores:\n        value: '1'\n        requestPolicy:\n          default: 500m\n"
+        "          validRange: {min: 250m, step: 250m}",
+    )
+    assert "cores:" in cores
+    pod = shared_pod("300m", "300m").replace("{memory: 300m}", "{cores: 300m}")
+    (finding,) = by_rule(lint(pod, inventory(cores)), "claim-unsatisfiable")
+    assert "capacity of shared devices do not allow it" in shown(finding)
+    assert not by_rule(lint(pod, inventory(cores), feature_gates={"DRAFractionalCapacityRange": True}),
+                       "claim-unsatisfiable")  # fmt: skip
+    # off, even 500m is a whole core; one share of it fits
+    assert by_rule(lint(pod.replace("300m", "500m"), inventory(cores)), "claim-unsatisfiable")
+    one = pod.replace("- {name: b, resourceClaimName: share-1}\n", "").replace("[{name: a}, {name: b}]", "[{name: a}]")
+    assert not by_rule(lint(one, inventory(cores)), "claim-unsatisfiable")
+
+
 def test_with_consumable_capacity_off_the_capacity_request_is_dropped_and_the_device_is_exclusive():
     cluster = inventory(SHARED)
     findings = lint(shared_pod("20Gi", "20Gi"), cluster, feature_gates={"DRAConsumableCapacity": False})

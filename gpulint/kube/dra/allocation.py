@@ -290,6 +290,11 @@ def _qualified_sets(values: Any, driver: str) -> dict[str, AttributeSet]:
     return out
 
 
+def _ceil(amount: Fraction) -> int:
+    """Quantity.Value(): rounded up to an integer (the amounts here are not negative)."""
+    return -(-amount.numerator // amount.denominator)
+
+
 @dataclass(frozen=True)
 class DeviceCapacity:
     """One capacity of a device with its requestPolicy (consumable_capacity.go)."""
@@ -300,6 +305,9 @@ class DeviceCapacity:
     minimum: Fraction | None = None
     maximum: Fraction | None = None
     step: Fraction | None = None
+    # the range's step arithmetic is exact (milli values, useMilli: DRAFractionalCapacityRange on and every bound a
+    # milli value), else on the amounts rounded up to integers (Quantity.Value()), as the allocator does
+    exact: bool = True
 
     def consumed(self, requested: Fraction | None) -> Fraction:
         """calculateConsumedCapacity: the default (else all of it) when not requested, else rounded up."""
@@ -310,6 +318,9 @@ class DeviceCapacity:
                 return self.minimum
             if self.step is None or self.step <= 0:
                 return requested
+            if not self.exact:  # roundUpRange's integer path: 300m over a 250m min and step consumes 1
+                low, step = _ceil(self.minimum), _ceil(self.step)
+                return Fraction(low + step * -(-(_ceil(requested) - low) // step))
             steps = -((self.minimum - requested) // self.step)  # ceil
             return self.minimum + self.step * steps
         return next((valid for valid in self.valid_values if requested <= valid), requested)
@@ -321,24 +332,34 @@ class DeviceCapacity:
         if self.minimum is not None:
             if self.maximum is not None and consumed > self.maximum:
                 return True
-            return self.step is not None and self.step != 0 and (consumed - self.minimum) % self.step != 0
+            if self.step is None or self.step <= 0:
+                return False
+            if not self.exact:
+                return (_ceil(consumed) - _ceil(self.minimum)) % _ceil(self.step) != 0
+            return (consumed - self.minimum) % self.step != 0
         return bool(self.valid_values) and consumed not in self.valid_values
 
 
-def _device_capacity(raw: Any) -> DeviceCapacity | None:
+def _device_capacity(raw: Any, fractional: bool) -> DeviceCapacity | None:
+    """``fractional``: DRAFractionalCapacityRange (the allocator's milli arithmetic for a range of milli values)."""
     value = amount_or_none(mapping(raw).get("value"))
     if value is None:
         return None
     policy = mapping(mapping(raw).get("requestPolicy"))
     valid_range = mapping(policy.get("validRange"))
     minimum = amount_or_none(valid_range.get("min")) if valid_range else None
+    maximum = amount_or_none(valid_range["max"]) if minimum is not None and "max" in valid_range else None
+    step = amount_or_none(valid_range["step"]) if minimum is not None and "step" in valid_range else None
+    # useMilli: every bound given a whole number of milli units (a step of 1m at least)
+    milli = all((bound * 1000).denominator == 1 for bound in (minimum, maximum, step) if bound is not None)
     return DeviceCapacity(
         value,
         amount_or_none(policy["default"]) if "default" in policy else None,
         tuple(v for v in (amount_or_none(x) for x in sequence(policy.get("validValues"))) if v is not None),
         minimum,
-        amount_or_none(valid_range["max"]) if minimum is not None and "max" in valid_range else None,
-        amount_or_none(valid_range["step"]) if minimum is not None and "step" in valid_range else None,
+        maximum,
+        step,
+        fractional and milli,
     )
 
 
@@ -432,7 +453,8 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def slice_devices(slice_spec: dict[str, Any]) -> list[Device]:
+def slice_devices(slice_spec: dict[str, Any], fractional_capacity: bool = True) -> list[Device]:
+    """``fractional_capacity``: DRAFractionalCapacityRange (DeviceCapacity.exact)."""
     driver = str(slice_spec.get("driver") or "")
     pool = str(dig(slice_spec, "pool", "name") or "")
     devices = []
@@ -463,7 +485,7 @@ def slice_devices(slice_spec: dict[str, Any]) -> list[Device]:
         capacities = {
             str(name): found
             for name, raw_capacity in mapping(body.get("capacity")).items()
-            if (found := _device_capacity(raw_capacity)) is not None
+            if (found := _device_capacity(raw_capacity, fractional_capacity)) is not None
         }
         common = {
             domain: {k: v for k, v in values.items() if k not in UNIQUE_ATTRIBUTES}
@@ -592,7 +614,7 @@ def node_devices(
                         slice_index=index_of[id(spec)],
                         slice_name=names[index_of[id(spec)]] if names else "",
                     )
-                    for d in slice_devices(spec)
+                    for d in slice_devices(spec, features.fractional_capacity_range)
                 ]
             if spec.get("perDeviceNodeSelection") is True:
                 raws = [raw for raw in sequence(spec.get("devices")) if isinstance(raw, dict)]

@@ -61,6 +61,7 @@ class DraFeatures:
     prioritized_list: bool = True
     extended_resource: bool = True
     binding_conditions: bool = True
+    fractional_capacity_range: bool = True  # exact step arithmetic for ranges of milli values
 
     @classmethod
     def of(cls, gates: FeatureGates, in_use: frozenset[str] = frozenset()) -> DraFeatures:
@@ -79,6 +80,7 @@ class DraFeatures:
             prioritized_list=on("DRAPrioritizedList"),
             extended_resource=on("DRAExtendedResource"),
             binding_conditions=all(on(gate) for gate in BINDING_GATES),
+            fractional_capacity_range=on("DRAFractionalCapacityRange"),
         )
 
 
