@@ -26,7 +26,7 @@ from gpulint.kube.operators.common import Check, Refusal, Submitted
 from gpulint.kube.operators.kserve import kserve_config_gpu_types
 from gpulint.kube.operators.kueue import cluster_queue_schema_errors
 
-__all__ = ["CHECKS", "Refusal", "cluster_queue_schema_errors", "kserve_config_gpu_types", "refusals"]
+__all__ = ["CHECKS", "RELEASED", "Refusal", "cluster_queue_schema_errors", "kserve_config_gpu_types", "refusals"]
 
 # (group, kind) -> the checks, in order (kube-linter's object matchers: a kind is judged by the operators that
 # validate it, and a new operator is its module and its rows).
@@ -50,6 +50,15 @@ CHECKS: dict[tuple[str, str], tuple[Check, ...]] = {
 }
 
 
+# The groups whose operator's checks differ by release: the operator, as lint/world/operator_releases.py reads it.
+RELEASED: dict[str, str] = {
+    volcano.JOB_GROUP: "volcano",
+    volcano.QUEUE_GROUP: "volcano",
+    training_operator.GROUP: "training-operator",
+    jobset.GROUP: "jobset",
+}
+
+
 def refusals(
     data: dict[str, Any],
     group: str,
@@ -57,8 +66,10 @@ def refusals(
     kserve_gpu_types: frozenset[str] = frozenset(),
     kueue_releases: tuple[tuple[str, str], ...] = (),
     kuberay_releases: tuple[tuple[str, str], ...] = (),
+    releases: tuple[tuple[str, str], ...] = (),
 ) -> list[Refusal]:
     """``kserve_gpu_types``: the GPU resource types a linted inferenceservice-config adds to KServe's;
-    ``kueue_releases``, ``kuberay_releases``: the Kueue and KubeRay releases installed, as written, and where."""
-    submitted = Submitted(data, kind, kserve_gpu_types, kueue_releases, kuberay_releases)
+    ``kueue_releases``, ``kuberay_releases``: the Kueue and KubeRay releases installed, as written, and where;
+    ``releases``: those of the operator whose kind it is (RELEASED), likewise."""
+    submitted = Submitted(data, kind, kserve_gpu_types, kueue_releases, kuberay_releases, releases)
     return [refusal for check in CHECKS.get((group, kind), ()) for refusal in check(submitted)]

@@ -3,12 +3,13 @@ an operator's controller names after the object."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpulint.kube.names import dns1035_label
 from gpulint.kube.refs import Path
+from gpulint.kube.releases import Span, release_of, runs
 from gpulint.kube.validation.errors import INVALID, FieldError
 
 
@@ -26,6 +27,7 @@ class Refusal:
     since: str = ""  # the release that began refusing it, when releases still run that accept it (a warning)
     optional: str = ""  # set when only an opt-in webhook refuses it: what happens where it is not installed (a warning)
     release: str = ""  # the operator's releases found in the files, when they decide it
+    uncertain: str = ""  # set when the releases found disagree on it: which of them refuse it (a warning)
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class Submitted:
     # the Kueue releases the files and the inventory install, as written, each with where it is written
     kueue_releases: tuple[tuple[str, str], ...] = ()
     kuberay_releases: tuple[tuple[str, str], ...] = ()  # the KubeRay releases installed, likewise
+    # the releases installed of the operator whose kind it is (Volcano, the Training Operator, JobSet), likewise
+    releases: tuple[tuple[str, str], ...] = ()
 
 
 Check = Callable[[Submitted], list[Refusal]]
@@ -54,3 +58,25 @@ def service_refused(service: str) -> str:
     problems = dns1035_label(service)
     errors = [FieldError(("metadata", "name"), INVALID, service, problem).message() for problem in problems]
     return f'Service "{service}" is invalid: {aggregate(errors)}' if errors else ""
+
+
+def gated(refusal: Refusal, span: Span, releases: tuple[tuple[str, str], ...]) -> Iterator[Refusal]:
+    """The refusal as the operator's releases found decide it: none when none of them runs the check; with the
+    releases named when every one does; a warning naming those that refuse it when they disagree. When none is
+    found or one names no release: the refusal of a check the newest release runs, nothing of one it dropped."""
+    written = [release for release, _ in releases]
+    if not written or any(release_of(release) is None for release in written):
+        if span.until is None:
+            yield refusal
+        return
+    found = runs(written, span)
+    if found is False:
+        return
+    named = ", ".join(f"{release} ({where})" for release, where in releases)
+    note = f"the {refusal.operator.removeprefix('The ')} releases found: {named}"
+    if found:
+        yield replace(refusal, release=note)
+    else:
+        yield replace(
+            refusal, release=note, uncertain=f"{refusal.operator} {span.words()} refuse it; the others take it"
+        )

@@ -23,12 +23,17 @@ from gpulint.kube.names import (
 )
 from gpulint.kube.operators.common import Refusal, Submitted
 from gpulint.kube.refs import Path
+from gpulint.kube.releases import Installed
 from gpulint.kube.validation.errors import (
     INVALID,
     FieldError,
 )
 
 GROUP = "jobset.x-k8s.io"
+# Where a JobSet release is written: its image (config/components/manager registry.k8s.io/jobset/jobset:<release>),
+# the chart ``jobset`` (charts/jobset, versioned as the release, "0.10.0"; its values' image.tag), and
+# kubernetes-sigs/jobset (releases/download/<release>/manifests.yaml, a remote base's ref).
+INSTALLED = Installed(("jobset/jobset",), ("jobset",), ("image", "tag"), ("kubernetes-sigs/jobset",))
 JOB_NAME_TOO_LONG = "JobSet name is too long, job names generated for this JobSet will exceed 63 characters"
 POD_NAME_TOO_LONG = "JobSet name is too long, pod names generated for this JobSet will exceed 63 characters"
 POD_SUFFIX = "-abcde"  # the 5 random characters the Job controller appends to a pod's name

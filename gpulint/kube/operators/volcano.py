@@ -20,12 +20,22 @@ from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.names import (
     qualified_name,
 )
-from gpulint.kube.operators.common import Refusal, Submitted, service_refused
+from gpulint.kube.operators.common import Refusal, Submitted, gated, service_refused
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
+from gpulint.kube.releases import Installed, Span
 
 JOB_GROUP = "batch.volcano.sh"
 QUEUE_GROUP = "scheduling.volcano.sh"
+# Where a Volcano release is written: its images, tagged with the release (installer/helm/chart/volcano values.yaml
+# basic.*_image_name, tagged basic.image_tag_version, v1.14.0), the chart ``volcano`` (versioned as the release,
+# "1.14.0"), and volcano-sh/volcano (installer/volcano-development.yaml at a tag).
+INSTALLED = Installed(
+    ("volcanosh/vc-webhook-manager", "volcanosh/vc-controller-manager", "volcanosh/vc-scheduler"),
+    ("volcano",),
+    ("basic", "image_tag_version"),
+    ("volcano-sh/volcano",),
+)
 # Every plugin name some Volcano release registers (ray and hcclrank are the newest).
 VOLCANO_PLUGINS = frozenset({"ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "hcclrank", "ray"})
 VOLCANO_MPI_MASTER = "master"
@@ -36,6 +46,17 @@ VOLCANO_SERVICE_FAILS = (
     "the svc plugin's OnJobAdd fails on every sync (Execute plugin when job add failed): no pod is made and the "
     "Job stays Pending"
 )
+VOLCANO_MPI_WORKER = "worker"
+# The releases that run a check (admit_job.go and validate_queue.go, read at each tag): the MPI plugin's worker task
+# v1.6.0 to v1.14.x (dropped in v1.15.0, "mpi job could only have master"); partitionPolicy v1.14.0 on (no such
+# field before: the CRD prunes it), its minAvailable against minPartitions x partitionSize even with minPartitions
+# unset in v1.14.x only (v1.15.0 checks it only when minPartitions > 0); the queue's deserved <= capability and
+# guarantee <= deserved v1.13.0 on.
+MPI_WORKER_CHECK = Span((1, 6), (1, 15))
+PARTITION_CHECK = Span((1, 14))
+UNSET_MIN_PARTITIONS_CHECK = Span((1, 14), (1, 15))
+QUEUE_CHECK = Span((1, 13))
+Releases = tuple[tuple[str, str], ...]
 # pkg/webhooks/admission/jobs/validate/util.go policyEventMap / policyActionMap: the ones users may write
 # (RestartPod and RestartPartition are newer actions: accepted, as some release takes them).
 VOLCANO_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted", "TaskFailed", "JobUpdated")
@@ -51,7 +72,7 @@ VOLCANO_ACTIONS = (
 )
 
 
-def _volcano_job(data: dict[str, Any]) -> Iterator[Refusal]:
+def _volcano_job(data: dict[str, Any], releases: Releases) -> Iterator[Refusal]:
     spec = mapping(data.get("spec"))
     tasks = [mapping(task) for task in sequence(spec.get("tasks"))]
     if "tasks" in spec and not tasks:
@@ -63,6 +84,13 @@ def _volcano_job(data: dict[str, Any]) -> Iterator[Refusal]:
         if master not in {text(task.get("name")) for task in tasks}:
             yield Refusal(("spec", "plugins", "mpi"), "Volcano", "The specified mpi master task was not found")
             return
+        worker = go_flag(sequence(plugins["mpi"]), "worker") or VOLCANO_MPI_WORKER
+        if worker not in {text(task.get("name")) for task in tasks}:
+            refused = Refusal(("spec", "plugins", "mpi"), "Volcano", "The specified mpi worker task was not found")
+            found = list(gated(refused, MPI_WORKER_CHECK, releases))
+            yield from found
+            if found:
+                return
     seen: set[str] = set()
     for index, task in enumerate(tasks):
         name = text(task.get("name"))
@@ -86,7 +114,7 @@ def _volcano_job(data: dict[str, Any]) -> Iterator[Refusal]:
         if plugin not in VOLCANO_PLUGINS:
             yield Refusal(("spec", "plugins", plugin), "Volcano", f"unable to find job plugin: {plugin};")
     yield from _volcano_names(data, tasks)
-    yield from _volcano_partitions(data, tasks)
+    yield from _volcano_partitions(data, tasks, releases)
     yield from _volcano_task_order(tasks)
     yield from _volcano_service(data, plugins)
 
@@ -127,10 +155,10 @@ def _volcano_names(data: dict[str, Any], tasks: list[dict[str, Any]]) -> Iterato
         yield Refusal(("metadata", "name"), "Volcano", f"create job with name {job} validate failed {_go_list(errors)}")
 
 
-def _volcano_partitions(data: dict[str, Any], tasks: list[dict[str, Any]]) -> Iterator[Refusal]:
+def _volcano_partitions(data: dict[str, Any], tasks: list[dict[str, Any]], releases: Releases) -> Iterator[Refusal]:
     """validatePartitionPolicy (v1.14 and later): partitions and their size positive, the replicas exactly
-    totalPartitions x partitionSize, and a task minAvailable, when minPartitions is set, minPartitions x
-    partitionSize; the first problem of a task only."""
+    totalPartitions x partitionSize, and a task minAvailable, when minPartitions is set (in v1.14 also when it is
+    not), minPartitions x partitionSize; the first problem of a task only."""
     job = text(dig(data, "metadata", "name"))
     for index, task in enumerate(tasks):
         policy = task.get("partitionPolicy")
@@ -143,17 +171,18 @@ def _volcano_partitions(data: dict[str, Any], tasks: list[dict[str, Any]]) -> It
         if total is None or size is None or least is None or replicas is None:
             continue  # not integers: the schema's
         at: Path = ("spec", "tasks", index, "partitionPolicy")
-        problem = ""
+        problem, span = "", PARTITION_CHECK
         if total <= 0:
             problem = "'TotalPartitions' must be greater than 0"
         elif size <= 0:
             problem = "'PartitionSize' must be greater than 0"
         elif replicas != total * size:
             problem = "'Replicas' are not equal to TotalPartitions*PartitionSize"
-        elif minimum is not None and least > 0 and least * size != minimum:
+        elif minimum is not None and least * size != minimum:
             problem = "'MinAvailable' is not equal to MinPartitions*PartitionSize"
+            span = PARTITION_CHECK if least > 0 else UNSET_MIN_PARTITIONS_CHECK
         if problem:
-            yield Refusal(at, "Volcano", f"{problem} in task: {name}, job: {job}")
+            yield from gated(Refusal(at, "Volcano", f"{problem} in task: {name}, job: {job}"), span, releases)
 
 
 def _volcano_task_order(tasks: list[dict[str, Any]]) -> Iterator[Refusal]:
@@ -186,7 +215,7 @@ def _volcano_task_order(tasks: list[dict[str, Any]]) -> Iterator[Refusal]:
         )
 
 
-def _volcano_queue(data: dict[str, Any]) -> Iterator[Refusal]:
+def _volcano_queue(data: dict[str, Any], releases: Releases) -> Iterator[Refusal]:
     """validateResourceQuantityOfQueue, guarantee <= deserved <= capability, for a resource both sides name (every
     release since v1.13 refuses those; v1.13-v1.14 word it "deserved should less equal than capability", and only
     v1.15 also wants a deserved for each guaranteed resource, not judged here). Worded as v1.15.1 words it."""
@@ -205,12 +234,13 @@ def _volcano_queue(data: dict[str, Any]) -> Iterator[Refusal]:
                 continue  # not a quantity: the CRD's schema refuses it (schema-invalid)
             if (amount.value > other.value) if refused == ">" else (amount.value < other.value):
                 relation = "<=" if refused == ">" else ">="
-                yield Refusal(
+                refusal = Refusal(
                     ("spec", field_name, name),
                     "Volcano",
                     f'requestBody.spec.{field_name}.{name}: Invalid value: "{amount}": '
                     f"{field_name}[{name}]={amount} must be {relation} {other_name}[{name}]={other}",
                 )
+                yield from gated(refusal, QUEUE_CHECK, releases)
 
 
 def _volcano_policies(policies: list[Any], at: Path, shown: str) -> Iterator[Refusal]:
@@ -256,8 +286,8 @@ def _volcano_policies(policies: list[Any], at: Path, shown: str) -> Iterator[Ref
 
 
 def job_refusals(submitted: Submitted) -> list[Refusal]:
-    return list(_volcano_job(submitted.data))
+    return list(_volcano_job(submitted.data, submitted.releases))
 
 
 def queue_refusals(submitted: Submitted) -> list[Refusal]:
-    return list(_volcano_queue(submitted.data))
+    return list(_volcano_queue(submitted.data, submitted.releases))

@@ -52,6 +52,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if refusal.since:  # older releases, still run, accept it
             severity = Severity.WARNING
             notes = (*notes, f"{refusal.operator} {refusal.since} and later refuse it; earlier releases accept it")
+        if refusal.uncertain:  # the releases found disagree: the clusters that run the others take it
+            severity = Severity.WARNING
+            notes = (*notes, refusal.uncertain)
         if refusal.optional:  # only an opt-in webhook refuses it; without it the object is taken and misbehaves
             severity = Severity.WARNING
             notes = (*notes, refusal.optional)

@@ -158,6 +158,9 @@ def parse_file(loaded: LoadedFile, complete_objects_only: bool = False) -> Parse
 # How a helmfile's, a kustomization's and a Zarf package's releases of a GPU stack chart of a chart repository are named
 # (inputs/chart_entries.py): no object has such a kind
 RELEASE_FORMS = ("helmfile release", "kustomize helmChart", "Zarf chart")
+# A kustomization's remote bases (resources, bases, components a URL names) and its images' tags, as one object
+# at the kustomization: what it installs from another repository (an operator at a release: operator_releases)
+REMOTE_BASES = "kustomize remote bases"
 
 
 # How messages name a zero-to-jupyterhub values document: its user pods are made by the hub's KubeSpawner. No
@@ -168,4 +171,5 @@ HUB_VALUES = ObjectRef("", "JupyterHub values", "", "singleuser")
 NOT_OBJECTS: dict[str, frozenset[str]] = {
     HUB_VALUES.kind: frozenset({"api-rejected"}),
     **{form: frozenset({"device-plugin-config"}) for form in RELEASE_FORMS},
+    REMOTE_BASES: frozenset(),
 }

@@ -21,8 +21,8 @@ from gpulint.kube.dra.gates import gate_extremes, prepared_for_create
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import dig, mapping
 from gpulint.kube.held_pods import HELD_IN
+from gpulint.kube.operators import RELEASED, cluster_queue_schema_errors, kserve_config_gpu_types, kuberay, refusals
 from gpulint.kube.operators import Refusal as OperatorRefusal
-from gpulint.kube.operators import cluster_queue_schema_errors, kserve_config_gpu_types, kuberay, refusals
 from gpulint.kube.refs import ObjectRef, Path
 from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import FieldError
@@ -99,10 +99,14 @@ def operator_refusals(obj: KubeObject, resolver: Resolver, memo: Memo = _compute
     group = obj.ref.group
     kueue_releases = memo(("kueue-releases",), resolver.kueue_installs) if group in _KUEUE_RELEASE_GROUPS else ()
     kuberay_releases = memo(("kuberay-releases",), resolver.kuberay_installs) if group == kuberay.GROUP else ()
+    operator = RELEASED.get(group)
+    releases = memo(("releases", operator), lambda: resolver.operator_installs(operator)) if operator else ()
     gpu_types = gpu_types if group == kserve.GROUP else frozenset()
-    found = refusals(obj.data, group, obj.kind, gpu_types, kueue_releases, kuberay_releases)
+    found = refusals(obj.data, group, obj.kind, gpu_types, kueue_releases, kuberay_releases, releases)
     if found and obj.name_chosen_at_install():  # a name limit the chart meets under a short release is not its own
-        short = refusals(obj.shortest_release_data(), group, obj.kind, gpu_types, kueue_releases, kuberay_releases)
+        short = refusals(
+            obj.shortest_release_data(), group, obj.kind, gpu_types, kueue_releases, kuberay_releases, releases
+        )
         found = [refusal for refusal in found if any(other.path == refusal.path for other in short)]
     if not found:
         return []
@@ -179,7 +183,7 @@ def _dra_errors(obj: KubeObject, gates: FeatureGates) -> list[FieldError]:
 
 def _operator_refusal(obj: KubeObject, resolver: Resolver, memo: Memo) -> Refusal | None:
     for refusal in operator_refusals(obj, resolver, memo):
-        if refusal.since or refusal.optional:  # some releases, or an opt-in webhook: not certain
+        if refusal.since or refusal.optional or refusal.uncertain:  # some releases, or an opt-in webhook: not certain
             continue
         operator = "the " + refusal.operator[4:] if refusal.operator.startswith("The ") else refusal.operator
         by = operator if refusal.controller else f"{operator}'s webhook"

@@ -31,7 +31,7 @@ from gpulint.kube.queueing.batch_queues import KAI_GROUP, VOLCANO_GROUP
 from gpulint.kube.queueing.kueue_config import CONFIG_GROUP, CONFIG_KIND
 from gpulint.kube.queueing.kueue_kinds import KUEUE_GROUP
 from gpulint.kube.wording import first_and_more
-from gpulint.lint.inputs.objects import RELEASE_FORMS
+from gpulint.lint.inputs.objects import RELEASE_FORMS, REMOTE_BASES
 from gpulint.lint.paths import path_matches
 
 DRA_GROUP = "resource.k8s.io"
@@ -130,6 +130,8 @@ KINDS: tuple[KindRow, ...] = (
     _row("argoproj.io", "Application", ("v1alpha1",), "applications", True, True, _L, _NEVER),
     # ... and a helmfile's, a kustomization's or a Zarf package's release of one (inputs/chart_entries.py): no API
     *(_row("", form, (), "", True, True, _L, _NEVER) for form in RELEASE_FORMS),
+    # a kustomization's remote bases: the operators' releases it installs (lint/world/operator_releases.py)
+    _row("", REMOTE_BASES, (), "", False, True, _L, _NEVER),
     # Node Feature Discovery's rules: the node labels they write (a node selector may wait for them)
     _row("nfd.k8s-sigs.io", "NodeFeatureRule", ("v1alpha1",), "nodefeaturerules", False, True, _L, _NEVER),
     # gangs

@@ -824,6 +824,12 @@ class Resolver:
         """The KubeRay releases the linted files install and the inventory's Deployments run, as written."""
         return kuberay_installs(self.linted) + self._held_releases(operator_releases.KUBERAY)
 
+    def operator_installs(self, operator: str) -> tuple[tuple[str, str], ...]:
+        """The releases of one of operator_releases.READERS' operators the linted files install and the inventory's
+        Deployments run, as written."""
+        reader = operator_releases.READERS[operator]
+        return operator_releases.installs(self.linted, operator) + self._held_releases(reader)
+
     def _held_releases(self, reader: ReleaseReader[_R]) -> tuple[tuple[_R, str], ...]:
         """What an operator's reader reads of the inventory's Deployments, each with where it is written."""
         return tuple(

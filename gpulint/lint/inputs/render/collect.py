@@ -387,21 +387,21 @@ class Renderer:
     def _chart_entries(self, shown: list[tuple[layout.Kustomization, str]]) -> list[Source]:
         """The kustomizations (each with its path as shown) with helmCharts of the GPU stack's remote charts, read
         once for those releases' values (inputs/chart_entries.py), unless kustomize renders helmCharts
-        (--kustomize-enable-helm): then the render holds what the charts make."""
-        from gpulint.lint.inputs.chart_entries import REMOTE_CHARTS
+        (--kustomize-enable-helm): then the render holds what the charts make; and those with remote bases, read
+        for the releases they install (a render holds no trace of a ref)."""
+        from gpulint.lint.inputs.chart_entries import REMOTE_CHARTS, remote_bases
         from gpulint.lint.inputs.sources import Source
 
         assert self.options is not None
-        if self.options.kustomize_helm:
-            return []
         sources = []
         for k, display in shown:
-            if not k.helm_charts or os.path.realpath(k.path) in self._entries_read:
+            if os.path.realpath(k.path) in self._entries_read:
                 continue
-            if any(
+            charts = not self.options.kustomize_helm and any(
                 mapping(entry).get("name") in REMOTE_CHARTS and mapping(entry).get("repo")
                 for entry in sequence(k.data.get("helmCharts"))
-            ):
+            )
+            if charts or remote_bases(k.path, k.data) is not None:
                 self._entries_read.add(os.path.realpath(k.path))
                 sources.append(Source(display, k.path, chart_entries=True))
         return sources
