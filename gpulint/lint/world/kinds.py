@@ -132,6 +132,8 @@ KINDS: tuple[KindRow, ...] = (
     *(_row("", form, (), "", True, True, _L, _NEVER) for form in RELEASE_FORMS),
     # a kustomization's remote bases: the operators' releases it installs (lint/world/operator_releases.py)
     _row("", REMOTE_BASES, (), "", False, True, _L, _NEVER),
+    # ... and a Flux GitRepository's tag of an operator's repository (read from the files only: no live list)
+    _row("source.toolkit.fluxcd.io", "GitRepository", ("v1",), "", True, True, _L, _NEVER),
     # Node Feature Discovery's rules: the node labels they write (a node selector may wait for them)
     _row("nfd.k8s-sigs.io", "NodeFeatureRule", ("v1alpha1",), "nodefeaturerules", False, True, _L, _NEVER),
     # gangs
