@@ -338,3 +338,63 @@ def test_a_span_s_verdict_on_the_releases_found() -> None:
     ]
     assert runs([], dropped) is None
     assert runs(["latest"], dropped) is None
+
+
+JOBSET = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: pretrain, namespace: research}
+spec:
+  failurePolicy:
+    maxRestarts: 3
+    rules:
+    - {name: failOnDriver, action: FailJobSet, targetReplicatedJobs: [drivers]}
+  replicatedJobs:
+  - name: driver
+    replicas: 1
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - {name: driver, image: nvcr.io/nvidia/pytorch:24.05-py3}
+  - name: workers
+    replicas: 2
+    dependsOn: [{name: driver, status: Ready}]
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - {name: worker, image: nvcr.io/nvidia/pytorch:24.05-py3, resources: {limits: {nvidia.com/gpu: 8}}}
+"""
+# The JobSet chart through Argo CD (oci://registry.k8s.io/jobset/charts, versioned as the release)
+ARGO_JOBSET = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: jobset, namespace: argocd}
+spec:
+  project: default
+  source: {repoURL: registry.k8s.io/jobset/charts, chart: jobset, targetRevision: %s}
+  destination: {server: "https://kubernetes.default.svc", namespace: jobset-system}
+"""
+RULE_WORDS = "invalid replicatedJob name 'drivers' in failure policy does not appear in .spec.ReplicatedJobs"
+
+
+@pytest.mark.parametrize(
+    ("install", "expected"),
+    [
+        # failurePolicy.rules came with v0.6.0: v0.5.2's CRD prunes them
+        (KUSTOMIZATION % "https://github.com/kubernetes-sigs/jobset/releases/download/v0.5.2/manifests.yaml", []),
+        (ARGO_JOBSET % "0.8.0", [("error", RULE_WORDS, ("the JobSet releases found: 0.8.0 (Application jobset)",))]),
+        (ARGO_JOBSET % "main", [("error", RULE_WORDS, ())]),
+    ],
+)
+def test_jobset_failure_rules_by_release(
+    tmp_path: Path, install: str, expected: list[tuple[str, str, tuple[str, ...]]]
+) -> None:
+    (tmp_path / "job.yaml").write_text(JOBSET)
+    (tmp_path / ("kustomization.yaml" if "Kustomization" in install else "argo.yaml")).write_text(install)
+    assert _refused(tmp_path) == expected

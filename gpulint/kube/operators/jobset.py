@@ -21,9 +21,9 @@ from gpulint.kube.names import (
     dns1123_subdomain,
     max_len_error,
 )
-from gpulint.kube.operators.common import Refusal, Submitted
+from gpulint.kube.operators.common import Refusal, Submitted, gated
 from gpulint.kube.refs import Path
-from gpulint.kube.releases import Installed
+from gpulint.kube.releases import Installed, Span
 from gpulint.kube.validation.errors import (
     INVALID,
     FieldError,
@@ -34,12 +34,18 @@ GROUP = "jobset.x-k8s.io"
 # the chart ``jobset`` (charts/jobset, versioned as the release, "0.10.0"; its values' image.tag), and
 # kubernetes-sigs/jobset (releases/download/<release>/manifests.yaml, a remote base's ref).
 INSTALLED = Installed(("jobset/jobset",), ("jobset",), ("image", "tag"), ("kubernetes-sigs/jobset",))
+# The fields later releases added (api/jobset/v1alpha2/jobset_types.go at each tag), with the webhook's checks on
+# them: failurePolicy.rules and coordinator v0.6.0, a replicatedJob's dependsOn v0.8.0. An older release's CRD
+# prunes them, and its webhook never sees them.
+RULES_AND_COORDINATOR = Span((0, 6))
+DEPENDS_ON = Span((0, 8))
+Releases = tuple[tuple[str, str], ...]
 JOB_NAME_TOO_LONG = "JobSet name is too long, job names generated for this JobSet will exceed 63 characters"
 POD_NAME_TOO_LONG = "JobSet name is too long, pod names generated for this JobSet will exceed 63 characters"
 POD_SUFFIX = "-abcde"  # the 5 random characters the Job controller appends to a pod's name
 
 
-def _jobset(data: dict[str, Any]) -> Iterator[Refusal]:
+def _jobset(data: dict[str, Any], releases: Releases) -> Iterator[Refusal]:
     spec = mapping(data.get("spec"))
     name = text(dig(data, "metadata", "name"))
     jobs = [mapping(job) for job in sequence(spec.get("replicatedJobs"))]
@@ -52,15 +58,17 @@ def _jobset(data: dict[str, Any]) -> Iterator[Refusal]:
         names.append(job_name)  # as JobSet inserts it before checking dependsOn
         depends = sequence(job.get("dependsOn"))
         if index == 0 and job.get("dependsOn") is not None:
-            yield Refusal((*at, "dependsOn"), "JobSet", "DependsOn can't be set for the first ReplicatedJob")
+            refusal = Refusal((*at, "dependsOn"), "JobSet", "DependsOn can't be set for the first ReplicatedJob")
+            yield from gated(refusal, DEPENDS_ON, releases)
         for position, item in enumerate(map(mapping, depends)):
             other = text(item.get("name"))
             if other not in names:
-                yield Refusal(
+                refusal = Refusal(
                     (*at, "dependsOn", position, "name"),
                     "JobSet",
                     f"replicatedJob: {job_name} cannot depend on replicatedJob: {other}",
                 )
+                yield from gated(refusal, DEPENDS_ON, releases)
     known = set(names)
     for position, target in enumerate(sequence(dig(spec, "successPolicy", "targetReplicatedJobs"))):
         if text(target) not in known:
@@ -69,10 +77,12 @@ def _jobset(data: dict[str, Any]) -> Iterator[Refusal]:
                 "JobSet",
                 f"invalid replicatedJob name '{text(target)}' does not appear in .spec.ReplicatedJobs",
             )
-    yield from _jobset_failure_rules(spec, known)
+    for refusal in _jobset_failure_rules(spec, known):
+        yield from gated(refusal, RULES_AND_COORDINATOR, releases)
     coordinator = mapping(spec.get("coordinator"))
     if isinstance(coordinator.get("replicatedJob"), str):
-        yield from _jobset_coordinator(coordinator, jobs)
+        for refusal in _jobset_coordinator(coordinator, jobs):
+            yield from gated(refusal, RULES_AND_COORDINATOR, releases)
     subdomain = dig(spec, "network", "subdomain")
     if isinstance(subdomain, str) and subdomain:
         yield from _jobset_subdomain(subdomain)
@@ -204,4 +214,4 @@ def _generated_names(jobset: str, job: dict[str, Any], at: Path) -> Iterator[Ref
 
 def refusals(submitted: Submitted) -> list[Refusal]:
     """The JobSet webhook's own (Kueue's on the pod set groups are kueue.py's)."""
-    return list(_jobset(submitted.data))
+    return list(_jobset(submitted.data, submitted.releases))
