@@ -398,3 +398,21 @@ def test_jobset_failure_rules_by_release(
     (tmp_path / "job.yaml").write_text(JOBSET)
     (tmp_path / ("kustomization.yaml" if "Kustomization" in install else "argo.yaml")).write_text(install)
     assert _refused(tmp_path) == expected
+
+
+def test_the_inventory_s_webhook_decides_and_is_named(tmp_path: Path) -> None:
+    """The cluster's Volcano v1.14 (its webhook Deployment in the inventory) refuses the MPI Job without its worker
+    task; with v1.15 there, nothing is said."""
+    (tmp_path / "job.yaml").write_text(MPI_JOB)
+    (tmp_path / "cluster.yaml").write_text(WEBHOOK % ("volcano-system", "v1.14.4"))
+    args = (str(tmp_path / "job.yaml"), "--inventory", str(tmp_path / "cluster.yaml"))
+    found = [(f["severity"], f["message"], f["notes"]) for f in _findings(*args) if f["rule"] == "operator-rejected"]
+    assert found == [
+        (
+            "error",
+            f"Volcano's webhook rejects this Job: {MPI_WORDS}",
+            ["the Volcano releases found: v1.14.4 (Deployment volcano-system/volcano-admission of the inventory)"],
+        )
+    ]
+    (tmp_path / "cluster.yaml").write_text(WEBHOOK % ("volcano-system", "v1.15.0"))
+    assert [f for f in _findings(*args) if f["rule"] == "operator-rejected"] == []
