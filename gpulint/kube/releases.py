@@ -77,6 +77,7 @@ def runs(written: Iterable[str], span: Span) -> bool | None:
     return held.pop() if len(held) == 1 else None
 
 
+MAX_URL = 2048  # a remote base's URL is a line; a longer string is no URL to read
 # A release as a git reference or a path names it beside the tag: a release branch ("release-1.10"), a tag
 _REFERENCE = re.compile(r"(?:release-)?(v?\d+\.\d+(?:\.\d+)?)")
 # Where a git URL names its reference: kustomize's ?ref= (or ?version=), a release asset's download path, a raw
@@ -90,6 +91,8 @@ _URL = re.compile(
 def git_release(url: str, repositories: tuple[str, ...]) -> str | None:
     """The release a git URL of one of ``repositories`` ("kubeflow/training-operator") pins, as written ("" when it
     pins none: a branch, a commit, no ref); None for a URL of another repository."""
+    if len(url) > MAX_URL:
+        return None
     match = _URL.fullmatch(url.strip())
     if match is None or match.group("repo").lower() not in repositories:
         return None

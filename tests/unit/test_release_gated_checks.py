@@ -416,3 +416,47 @@ def test_the_inventory_s_webhook_decides_and_is_named(tmp_path: Path) -> None:
     ]
     (tmp_path / "cluster.yaml").write_text(WEBHOOK % ("volcano-system", "v1.15.0"))
     assert [f for f in _findings(*args) if f["rule"] == "operator-rejected"] == []
+
+
+# Eight workers in sub-groups of four beside the leader (a vLLM multi-host layout); LeaderExcluded wants size - 1
+# divisible by the sub-group size
+LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: vllm-405b, namespace: serving}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 8
+    subGroupPolicy: {subGroupSize: 4, subGroupPolicyType: LeaderExcluded}
+    workerTemplate:
+      spec:
+        containers:
+        - {name: vllm, image: vllm/vllm-openai:v0.8.5, resources: {limits: {nvidia.com/gpu: 8}}}
+"""
+LWS_CONTROLLER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: lws-controller-manager, namespace: lws-system}
+spec:
+  selector: {matchLabels: {control-plane: controller-manager}}
+  template:
+    metadata: {labels: {control-plane: controller-manager}}
+    spec:
+      containers:
+      - {name: manager, image: registry.k8s.io/lws/lws:%s, args: [--config=/controller_manager_config.yaml]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("tag", "severity"),
+    [("v0.5.1", None), ("v0.6.2", "error"), ("main", "error")],  # subGroupPolicyType came with v0.6.0
+)
+def test_leader_excluded_by_the_controller_s_release(tmp_path: Path, tag: str, severity: str | None) -> None:
+    (tmp_path / "lws.yaml").write_text(LWS)
+    (tmp_path / "controller.yaml").write_text(LWS_CONTROLLER % tag)
+    found = [s for s, _, _ in _refused(tmp_path)]
+    assert found == ([severity] if severity else [])
+    # the size - 1 split is one every release takes: the trap twin
+    (tmp_path / "lws.yaml").write_text(LWS.replace("size: 8", "size: 9"))
+    assert _refused(tmp_path) == []

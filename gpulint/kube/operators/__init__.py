@@ -56,6 +56,7 @@ RELEASED: dict[str, str] = {
     volcano.QUEUE_GROUP: "volcano",
     training_operator.GROUP: "training-operator",
     jobset.GROUP: "jobset",
+    lws.GROUP: "lws",
 }
 
 

@@ -41,7 +41,7 @@ class Submitted:
     # the Kueue releases the files and the inventory install, as written, each with where it is written
     kueue_releases: tuple[tuple[str, str], ...] = ()
     kuberay_releases: tuple[tuple[str, str], ...] = ()  # the KubeRay releases installed, likewise
-    # the releases installed of the operator whose kind it is (Volcano, the Training Operator, JobSet), likewise
+    # the releases installed of the operator whose kind it is (operators.RELEASED), likewise
     releases: tuple[tuple[str, str], ...] = ()
 
 

@@ -19,14 +19,22 @@ from gpulint.kube.names import (
     dns1035_label,
     regex_error,
 )
-from gpulint.kube.operators.common import Refusal, Submitted
+from gpulint.kube.operators.common import Refusal, Submitted, gated
 from gpulint.kube.refs import Path
+from gpulint.kube.releases import Installed, Span
 from gpulint.kube.validation.errors import (
     INVALID,
     FieldError,
 )
 
 GROUP = "leaderworkerset.x-k8s.io"
+# Where a LeaderWorkerSet release is written: its image (config/manager registry.k8s.io/lws/lws:<release>), the chart
+# ``lws`` (charts/lws, its values' image.manager.tag, else its appVersion), kubernetes-sigs/lws
+# (releases/download/<release>/manifests.yaml, a remote base's ref).
+INSTALLED = Installed(("lws/lws",), ("lws",), ("image", "manager", "tag"), ("kubernetes-sigs/lws",))
+# subGroupPolicy.subGroupPolicyType came with v0.6.0 (api/leaderworkerset/v1 leaderworkerset_types.go, and the
+# webhook's LeaderExcluded check): an older release's CRD prunes it, and checks size or size - 1 alone.
+LEADER_EXCLUDED = Span((0, 6))
 SUB_GROUP_SHOWN = ("spec", "leaderWorkerTemplate", "SubGroupPolicy", "subGroupSize")  # as LWS names the field
 
 
@@ -111,8 +119,18 @@ def _lws_sub_groups(template: dict[str, Any], size: int | None) -> Iterator[Fiel
         yield FieldError(at, INVALID, sub, detail, shown=SUB_GROUP_SHOWN)
     if size < sub:
         yield FieldError(at, INVALID, sub, "subGroupSize cannot be larger than size", shown=SUB_GROUP_SHOWN)
+
+
+def _leader_excluded(data: dict[str, Any]) -> Iterator[FieldError]:
+    """validateUpdateSubGroupPolicy with subGroupPolicyType LeaderExcluded (v0.6.0 on): the workers alone split."""
+    template = mapping(dig(data, "spec", "leaderWorkerTemplate"))
+    policy = mapping(template.get("subGroupPolicy"))
+    size, sub = integer(template.get("size"), 1), integer(policy.get("subGroupSize"))
+    if size is None or sub is None or sub < 1 or "subGroupPolicy" not in template:
+        return
     if policy.get("subGroupPolicyType") == "LeaderExcluded" and (size - 1) % sub:
         detail = "size-1 must be divisible by subGroupSize when using LeaderExcluded"
+        at = ("spec", "leaderWorkerTemplate", "subGroupPolicy", "subGroupSize")
         yield FieldError(at, INVALID, sub, detail, shown=SUB_GROUP_SHOWN)
 
 
@@ -128,6 +146,11 @@ def _scaled(value: Any, total: int, round_up: bool) -> int | None:
 
 def refusals(submitted: Submitted) -> list[Refusal]:
     """The LeaderWorkerSet webhook's own (Kueue's on the pod set groups are kueue.py's)."""
-    return [
-        Refusal(error.path, "LeaderWorkerSet", error.message(), error) for error in _leader_worker_set(submitted.data)
-    ]
+    found = [_refusal(error) for error in _leader_worker_set(submitted.data)]
+    for error in _leader_excluded(submitted.data):
+        found += gated(_refusal(error), LEADER_EXCLUDED, submitted.releases)
+    return found
+
+
+def _refusal(error: FieldError) -> Refusal:
+    return Refusal(error.path, "LeaderWorkerSet", error.message(), error)

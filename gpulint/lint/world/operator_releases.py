@@ -4,8 +4,8 @@ chart_releases.operator_installs; the readers, what each operator's install writ
 Knative Serving (gpulint/kube/knative.py serving_releases): a Serving Deployment's version label or image tag, a
 KnativeServing's spec.version. Kueue (gpulint/kube/operators/kueue.py): the controller image's tag, a release of
 the ``kueue`` chart (its values' image tag, else its version). KubeRay (gpulint/kube/operators/kuberay.py): the
-operator image's tag, a release of the ``kuberay-operator`` chart (likewise). Volcano, the Training Operator and
-JobSet (their modules' INSTALLED): their images' tags, a release of their chart, and a git reference to their
+operator image's tag, a release of the ``kuberay-operator`` chart (likewise). Volcano, the Training Operator,
+JobSet and LeaderWorkerSet (their modules' INSTALLED): their images' tags, a release of their chart, and a git reference to their
 repository: a kustomization's remote base (``?ref=v1.8.1``) or release asset, its ``images`` newTag, a Flux
 GitRepository's tag, an Argo CD git source's targetRevision.
 """
@@ -19,7 +19,7 @@ from gpulint.kube import knative
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.kai_admission import image_releases
 from gpulint.kube.kserve_runtimes import controller_releases
-from gpulint.kube.operators import jobset, kuberay, kueue, training_operator, volcano
+from gpulint.kube.operators import jobset, kuberay, kueue, lws, training_operator, volcano
 from gpulint.kube.releases import Installed, chart_release, git_release, reference
 from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.objects import REMOTE_BASES
@@ -101,6 +101,7 @@ READERS: dict[str, ReleaseReader[str]] = {
     "volcano": reader(volcano.INSTALLED),
     "training-operator": reader(training_operator.INSTALLED),
     "jobset": reader(jobset.INSTALLED),
+    "lws": reader(lws.INSTALLED),
 }
 
 
