@@ -1,10 +1,10 @@
-"""The Volcano and Training Operator webhook checks that began or ended with a release, judged by the releases a
-repository installs (lint/world/operator_releases.py READERS): none where every release found predates a check or
-postdates its removal, an error naming them where every one runs it, a warning where they disagree, and the newest
-release's verdict where none is found or one names no release. Through the gpulint CLI on files laid out as
-repositories lay them out: a kustomization's remote base (kubectl apply -k "github.com/kubeflow/training-operator.git/
-manifests/overlays/standalone?ref=v1.8.1", the Training Operator's install instructions), a release asset, the
-Volcano chart through Flux and Argo CD, the webhook's Deployment."""
+"""The Volcano, Training Operator, JobSet and LeaderWorkerSet webhook checks that began or ended with a release,
+judged by the releases a repository installs (lint/world/operator_releases.py READERS): none where every release
+found predates a check or postdates its removal, an error naming them where every one runs it, a warning where they
+disagree, and the newest release's verdict where none is found or one names no release. Through the gpulint CLI on
+files laid out as repositories lay them out: a kustomization's remote base (kubectl apply -k
+"github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.8.1", the Training Operator's install
+instructions), a release asset, charts through Flux and Argo CD, the controller's or webhook's Deployment."""
 
 from __future__ import annotations
 

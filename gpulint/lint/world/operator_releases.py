@@ -5,9 +5,9 @@ Knative Serving (gpulint/kube/knative.py serving_releases): a Serving Deployment
 KnativeServing's spec.version. Kueue (gpulint/kube/operators/kueue.py): the controller image's tag, a release of
 the ``kueue`` chart (its values' image tag, else its version). KubeRay (gpulint/kube/operators/kuberay.py): the
 operator image's tag, a release of the ``kuberay-operator`` chart (likewise). Volcano, the Training Operator,
-JobSet and LeaderWorkerSet (their modules' INSTALLED): their images' tags, a release of their chart, and a git reference to their
-repository: a kustomization's remote base (``?ref=v1.8.1``) or release asset, its ``images`` newTag, a Flux
-GitRepository's tag, an Argo CD git source's targetRevision.
+JobSet and LeaderWorkerSet (their modules' INSTALLED): their images' tags, a release of their chart, and a git
+reference to their repository: a kustomization's remote base (``?ref=v1.8.1``) or release asset, its ``images``
+newTag, a Flux GitRepository's tag, an Argo CD git source's targetRevision.
 """
 
 from __future__ import annotations
