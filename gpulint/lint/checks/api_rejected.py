@@ -15,7 +15,7 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
-from gpulint.lint.verdicts.refusal import api_errors, pod_errors
+from gpulint.lint.verdicts.refusal import kept_api_errors, kept_pod_errors
 from gpulint.lint.world.rejections import API_REJECTED, rejection_text
 
 if TYPE_CHECKING:  # the policy model is loaded only when the inventory holds policies
@@ -163,7 +163,7 @@ def _diagnostic(error: FieldError, subject: str) -> Diagnostic:
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     seen: set[str] = set()
-    for error in api_errors(obj, ctx.config.gates):
+    for error in kept_api_errors(obj, ctx.config.gates):
         message = error.message()
         if message not in seen:
             seen.add(message)
@@ -182,7 +182,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         subject = (
             "the API server rejects the pods made from it" if held else "the API server rejects the pods it creates"
         )
-        for error in pod_errors(obj, ctx.config.gates):
+        for error in kept_pod_errors(obj, ctx.config.gates):
             message = error.message()
             if message not in seen:
                 seen.add(message)

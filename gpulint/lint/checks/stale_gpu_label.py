@@ -227,6 +227,14 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     gpu_resources = ctx.config.gpu_resources
     unknown = nvidia_slices_unlisted(inventory)  # the linted files may add a DeviceClass: part of the key
+
+    def stale_of() -> dict[str, list[Staleness]]:
+        return inventory.cluster_fact(
+            ("stale-nodes", gpu_resources, unknown), lambda: stale_nodes(inventory, gpu_resources, unknown)
+        )
+
+    if inventory.inventory is not None and not stale_of():
+        return  # kept per inventory: with no stale node (the common case) no pod's node selection is read
     for site in obj.facts.sites():
         pod = pod_requirements(site.spec, facts=obj.facts)
         gpu_requirements = [
@@ -236,11 +244,9 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         ]
         if not gpu_requirements:
             continue
-        stale = inventory.cluster_fact(
-            ("stale-nodes", gpu_resources, unknown), lambda: stale_nodes(inventory, gpu_resources, unknown)
-        )
+        stale = stale_of()
         if not stale:
-            continue  # no node has stale labels (the common case): the selected nodes need not be listed
+            continue  # no node has stale labels: the selected nodes need not be listed
         selected = inventory.model.matching_affinity(pod)
         if selected and all(n.name in stale for n in selected) and not _a_pool_serves(pod, inventory):
             example: NodeInfo = selected[0]

@@ -37,6 +37,8 @@ from gpulint.lint.world.rejections import API_REJECTED
 from gpulint.lint.world.resolver import Resolver
 
 OPERATOR_REJECTED = "operator-rejected"
+_API_ERRORS = "api-errors"  # ObjectFacts keys
+_POD_ERRORS = "pod-errors"
 _KUEUE_RELEASE_GROUPS = frozenset({kuberay.GROUP})  # the kinds whose Kueue refusal depends on its release
 Memo = Callable[[Any, Callable[[], Any]], Any]
 
@@ -169,6 +171,23 @@ def api_errors(obj: KubeObject, gates: FeatureGates) -> Iterator[FieldError]:
         yield from core.limit_range(obj.data.get("spec"), ("spec",))
 
 
+def kept_api_errors(obj: KubeObject, gates: FeatureGates) -> tuple[FieldError, ...]:
+    """``api_errors`` of an object, worked out once while it is checked: api-rejected reads them all, the
+    admission verdict on a rule's pod findings (``object_refusal``) the first."""
+    return obj.facts.fact(_API_ERRORS, gates, _all_of, api_errors, obj, gates)
+
+
+def kept_pod_errors(obj: KubeObject, gates: FeatureGates) -> tuple[FieldError, ...]:
+    """``pod_errors`` of an object, worked out once while it is checked (as ``kept_api_errors``)."""
+    return obj.facts.fact(_POD_ERRORS, gates, _all_of, pod_errors, obj, gates)
+
+
+def _all_of(
+    errors: Callable[[KubeObject, FeatureGates], Iterator[FieldError]], obj: KubeObject, gates: FeatureGates
+) -> tuple[FieldError, ...]:
+    return tuple(errors(obj, gates))
+
+
 def _dra_errors(obj: KubeObject, gates: FeatureGates) -> list[FieldError]:
     """A resource.k8s.io object validated as created: without the fields of disabled gates; with gates the
     configuration does not state, only the errors found whichever way they are set."""
@@ -230,10 +249,10 @@ def _admission_refusal(obj: KubeObject, resolver: Resolver, gates: FeatureGates,
     found = _operator_refusal(obj, resolver, memo)
     if found is not None:
         return found
-    for error in api_errors(obj, gates):
+    for error in kept_api_errors(obj, gates):
         return Refusal("the API server", error.message(), API_REJECTED, error.path)
     if obj.api_version not in BUILT_IN or (obj.ref.group, obj.kind) in HELD_IN:
-        for error in pod_errors(obj, gates):  # the pods its controller creates are refused: none runs
+        for error in kept_pod_errors(obj, gates):  # the pods its controller creates are refused: none runs
             message = f"the pods it creates: {error.message()}"
             return Refusal("the API server", message, API_REJECTED, error.path, PODS_REFUSED)
     for site in obj.facts.sites():
