@@ -25,7 +25,7 @@ step with the modules).
 """
 
 from gpulint.lint.findings import Severity
-from gpulint.lint.rule_spec import Need, Refuses, RuleSpec, Scope
+from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 
 RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
 '''
@@ -43,8 +43,6 @@ def spec_source(spec: RuleSpec) -> str:
         out += ", in_part=True"
     if spec.of_pods:
         out += ", of_pods=True"
-    if spec.refuses is not None:
-        out += f", refuses=Refuses.{spec.refuses.name}"
     return out + ")"
 
 

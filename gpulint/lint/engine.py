@@ -368,13 +368,12 @@ class Engine:
         ]
         if not pods:
             return
-        # the rules whose errors are certain refusals (RuleSpec.refuses), worded by them, after the verdict's own
+        # the errors that word a certain refusal (Finding.refused), as their rules word them, after the verdict's own
         errors = tuple(
-            (finding, refused_error(refuses, rule_id, finding.message, each.obj.ref))
-            for rule_id, found in each.found.items()
-            if (rule := self.rules.get(rule_id)) is not None and (refuses := rule.refuses) is not None
+            (finding, refused_error(refused.what, finding.rule, finding.message, each.obj.ref))
+            for found in each.found.values()
             for finding, _ in found
-            if finding.severity >= Severity.ERROR
+            if (refused := finding.refused) is not None and refused.certain and finding.severity >= Severity.ERROR
         )
         refusal = object_refusal(each.obj, context.resolver, self.config.gates, context.memo)
         if refusal is not None or errors:
@@ -456,6 +455,7 @@ class Engine:
             (*more, *diagnostic.notes, *((assumed,) if assumed else ()), *_released(obj)),
             diagnostic.run_note,
             stable_field(obj.data, diagnostic.path),
+            diagnostic.refused,
         )
 
     def _assumption(self, rule_id: str) -> str | None:
@@ -599,6 +599,7 @@ def _hold_back(findings: list[Finding], held: list[_Held]) -> list[Finding]:
                         *(f"held back: {f.severity} {f.line}:{f.column}: {f.message}" for f in found),
                     ),
                     fix=None,
+                    refused=None,
                 )
             )
     return out

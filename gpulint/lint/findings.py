@@ -6,6 +6,7 @@ import enum
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from dataclasses import field as dataclass_field  # Finding has a member named field
 from typing import Any
 
 # re-exported: the findings name objects and places
@@ -142,6 +143,24 @@ class Fix:
         return self.safety is FixSafety.SAFE
 
 
+class Refuses(enum.Enum):
+    """What a finding says is refused at admission: the admission verdict reads it, and words the info that stands
+    for the object's held-back pod findings from it (verdicts/refusal.py)."""
+
+    OBJECT = "object"  # the object's own create (the API server's validation, an operator's webhook): no pods
+    PODS = "pods"  # each pod made from it, at the pod's create (LimitRanger, the Priority plugin); a Pod is one
+    SERVICE = "knative service"  # the Knative Service KServe's controller makes for it (Knative's webhook): no pods
+    RECONCILE = "reconcile"  # admitted, but its controller refuses to reconcile it and makes nothing: no pods
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A refusal a finding words: of what, and whether it is certain (a hedged warning's never counts)."""
+
+    what: Refuses
+    certain: bool = True
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """What a check yields: a rule, a place in the object and a message.
@@ -175,12 +194,20 @@ class Diagnostic:
     # Other fields the verdict is computed from (a JobSet's Job names join its metadata.name): a verdict on a
     # value made from a placeholder (``${WORKLOAD_NAME}``) is none, as one on the placeholder's own field.
     inputs: tuple[Path, ...] = ()
+    refused: Refused | None = None  # what it says is refused at admission (the admission verdict reads it)
 
     def __post_init__(self) -> None:
         if (self.fix_path is not None or self.fix_appends) and self.fix_safety is None:
             raise ValueError(
                 f"{self.rule}: a Diagnostic with a fix must state fix_safety=FixSafety.SAFE or FixSafety.UNSAFE"
             )
+
+
+def refusing(diagnostics: Iterable[Diagnostic], what: Refuses) -> Iterator[Diagnostic]:
+    """A check's diagnostics as refusals of ``what``: certain unless the check lowers one below an error."""
+    for diagnostic in diagnostics:
+        certain = diagnostic.severity is None or diagnostic.severity >= Severity.ERROR
+        yield replace(diagnostic, refused=Refused(what, certain))
 
 
 @dataclass(frozen=True)
@@ -199,6 +226,7 @@ class Finding:
     # The field inside the object, list items named by their `name` where they have one
     # (spec.containers[name=trainer].resources): what a baseline fingerprint keeps across edits.
     field: str = ""
+    refused: Refused | None = dataclass_field(default=None, compare=False)  # Diagnostic.refused; never output
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.file, self.line, self.column, self.rule, self.message)

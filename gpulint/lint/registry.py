@@ -175,7 +175,6 @@ def _rule_from(raw: Any, source: str, spec: RuleSpec, check: ObjectCheck | None)
         in_part=spec.in_part,
         scope=spec.scope,
         of_pods=spec.of_pods,
-        refuses=spec.refuses,
         example_findings=_expected_findings(raw["example-findings"], source, "example-findings"),
         example_inventory=inventory,
         example_config=_mapping(raw.get("example-config"), source, "example-config"),

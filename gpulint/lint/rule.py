@@ -12,7 +12,7 @@ import yaml
 
 from gpulint.lint.data import data_dir
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.rule_spec import Need, Refuses, Scope
+from gpulint.lint.rule_spec import Need, Scope
 
 _INVENTORY_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")  # a file name, never a path
 
@@ -44,7 +44,6 @@ class Rule:
     in_part: bool = False  # runs without its needs too, judging what the linted files alone show
     scope: Scope = Scope.OBJECT  # POD_TEMPLATE: check(obj, site, ctx), once per pod template
     of_pods: bool = False  # judges the pods the object makes: held back on an object refused at admission
-    refuses: Refuses | None = None  # its errors are certain refusals at admission (RuleSpec.refuses)
 
     def reads(self, kind: str) -> bool:
         return self.kinds is None or kind in self.kinds

@@ -6,16 +6,12 @@ step with the modules).
 """
 
 from gpulint.lint.findings import Severity
-from gpulint.lint.rule_spec import Need, Refuses, RuleSpec, Scope
+from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 
 RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ("api_rejected", RuleSpec("api-rejected", Severity.ERROR), True),
     ("api_version_unavailable", RuleSpec("api-version-unavailable", Severity.ERROR), True),
-    (
-        "autopilot_rejected",
-        RuleSpec("autopilot-rejected", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.TEMPLATE),
-        True,
-    ),
+    ("autopilot_rejected", RuleSpec("autopilot-rejected", Severity.ERROR, scope=Scope.POD_TEMPLATE), True),
     (
         "cel_invalid",
         RuleSpec(
@@ -79,14 +75,10 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         RuleSpec("gpu-nic-locality", Severity.WARNING, kinds=frozenset({"ResourceClaim", "ResourceClaimTemplate"})),
         True,
     ),
-    (
-        "gpu_non_integer",
-        RuleSpec("gpu-non-integer", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.TEMPLATE),
-        True,
-    ),
+    ("gpu_non_integer", RuleSpec("gpu-non-integer", Severity.ERROR, scope=Scope.POD_TEMPLATE), True),
     (
         "gpu_request_without_limit",
-        RuleSpec("gpu-request-without-limit", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.TEMPLATE),
+        RuleSpec("gpu-request-without-limit", Severity.ERROR, scope=Scope.POD_TEMPLATE),
         True,
     ),
     (
@@ -137,15 +129,10 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
             Severity.ERROR,
             kinds=frozenset({"Configuration", "InferenceService", "Service"}),
             scope=Scope.POD_TEMPLATE,
-            refuses=Refuses.SERVICE,
         ),
         True,
     ),
-    (
-        "limit_range_violation",
-        RuleSpec("limit-range-violation", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.PODS),
-        True,
-    ),
+    ("limit_range_violation", RuleSpec("limit-range-violation", Severity.ERROR, scope=Scope.POD_TEMPLATE), True),
     ("mpijob_launcher", RuleSpec("mpijob-launcher", Severity.WARNING, kinds=frozenset({"MPIJob"}), of_pods=True), True),
     (
         "network_reference_invalid",
@@ -221,7 +208,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         True,
     ),
     ("scheduler_name_unknown", RuleSpec("scheduler-name-unknown", Severity.WARNING, of_pods=True), True),
-    ("schema_invalid", RuleSpec("schema-invalid", Severity.ERROR, refuses=Refuses.OBJECT), True),
+    ("schema_invalid", RuleSpec("schema-invalid", Severity.ERROR), True),
     (
         "service_dns_mismatch",
         RuleSpec(

@@ -27,18 +27,6 @@ class Scope(enum.Enum):
     POD_TEMPLATE = "pod template"  # check(obj, site, ctx), once per pod template, in the object's order
 
 
-class Refuses(enum.Enum):
-    """What a rule's error says is refused at admission, certainly (its warnings never): the object's admission
-    verdict counts it, and the findings about the object's pods are held back beside it (verdicts/refusal.py)."""
-
-    OBJECT = "object"  # the create of the object itself (the API server's schema): it makes no pods
-    PODS = "pods"  # the pods it makes, at their create (LimitRanger): a Pod is itself refused
-    # the object where its pod templates are validated with it (a Pod or built-in workload: the API server's
-    # ValidatePodTemplateSpec, GKE Warden), else the pods its controller makes
-    TEMPLATE = "template"
-    SERVICE = "knative service"  # Knative's webhook: a Knative Service, or the one KServe's controller makes
-
-
 @dataclass(frozen=True)
 class RuleSpec:
     id: str  # kebab-case, the name of rules/<id>.yaml
@@ -50,7 +38,6 @@ class RuleSpec:
     # it judges the pods the object makes (their scheduling, gangs, what runs in them): on an object refused at
     # admission, which makes none, its findings are held back beside the reported refusal (verdicts/refusal.py)
     of_pods: bool = False
-    refuses: Refuses | None = None  # its errors are certain refusals at admission: of what
 
     def reads(self, kind: str) -> bool:
         return self.kinds is None or kind in self.kinds

@@ -12,7 +12,7 @@ from gpulint.kube.validation.errors import FieldError
 from gpulint.kube.validation.objects import BUILT_IN, admin_access_request
 from gpulint.kube.validation.resource import ADMIN_NAMESPACE_LABEL
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Refused, Refuses, Severity
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 from gpulint.lint.verdicts.refusal import kept_api_errors, kept_pod_errors
@@ -76,7 +76,9 @@ def _revision_label_too_long(obj: KubeObject) -> Iterator[Diagnostic]:
         ),
     )
     severity = Severity.WARNING if shortest <= LABEL_VALUE_MAX else None
-    yield Diagnostic(RULE_ID, ("metadata", "name"), brief, notes=notes, severity=severity)
+    # the StatefulSet is admitted; each pod it makes is refused at its create
+    refused = Refused(Refuses.PODS, certain=severity is None)
+    yield Diagnostic(RULE_ID, ("metadata", "name"), brief, notes=notes, severity=severity, refused=refused)
 
 
 def _missing_priority_classes(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -94,6 +96,7 @@ def _missing_priority_classes(obj: KubeObject, ctx: CheckContext) -> Iterator[Di
                 (*site.path, "priorityClassName"),
                 f"{subject or 'the API server rejects the pods it creates'}: "
                 f"no PriorityClass with name {name} was found",
+                refused=Refused(Refuses.PODS),  # the plugin judges pods only: a workload is admitted
             )
 
 
@@ -144,6 +147,7 @@ def _policy_denials(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     f"the API server rejects this object: {named} denied request: {found.message}",
                     on_key=found.on_key,
                     notes=found.notes,
+                    refused=Refused(Refuses.OBJECT),
                 )
             elif found.severity is Severity.WARNING:
                 yield Diagnostic(
@@ -156,9 +160,10 @@ def _policy_denials(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 )
 
 
-def _diagnostic(error: FieldError, subject: str) -> Diagnostic:
+def _diagnostic(error: FieldError, subject: str, refuses: Refuses | None = None) -> Diagnostic:
     brief, notes = rejection_text(error, subject)
-    return Diagnostic(RULE_ID, error.path, brief, on_key=error.at_key, notes=notes)
+    refused = None if refuses is None else Refused(refuses)
+    return Diagnostic(RULE_ID, error.path, brief, on_key=error.at_key, notes=notes, refused=refused)
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -167,10 +172,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         message = error.message()
         if message not in seen:
             seen.add(message)
-            yield _diagnostic(error, "the API server rejects this object")
+            yield _diagnostic(error, "the API server rejects this object", Refuses.OBJECT)
     admin = _admin_access_forbidden(obj, ctx)
     if admin is not None:
-        yield _diagnostic(admin, "the API server rejects this object")
+        yield _diagnostic(admin, "the API server rejects this object", Refuses.OBJECT)
     yield from _missing_priority_classes(obj, ctx)
     yield from _made_quota(obj)
     yield from _revision_label_too_long(obj)
@@ -186,4 +191,4 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             message = error.message()
             if message not in seen:
                 seen.add(message)
-                yield _diagnostic(error, subject)
+                yield _diagnostic(error, subject, Refuses.PODS)

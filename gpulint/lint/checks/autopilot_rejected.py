@@ -11,13 +11,14 @@ from gpulint.kube.pools.gke import COMPUTE_CLASS
 from gpulint.kube.quantity import amount_or_none, format_amount, format_bytes
 from gpulint.kube.workloads import PodSpecSite, containers, extended_resource_path
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Severity, refusing
 from gpulint.lint.inputs.objects import KubeObject
-from gpulint.lint.rule_spec import Refuses, RuleSpec, Scope
+from gpulint.lint.rule_spec import RuleSpec, Scope
+from gpulint.lint.verdicts.refusal import template_refuses
 from gpulint.lint.world.resolver import Resolver
 
 # Needs no nodes: the repository's own files may say Autopilot (lint/inputs/autopilot_setup.py).
-SPEC = RuleSpec("autopilot-rejected", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.TEMPLATE)
+SPEC = RuleSpec("autopilot-rejected", Severity.ERROR, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 
 GPU = "nvidia.com/gpu"
@@ -58,6 +59,11 @@ class Autopilot:
 
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Its errors are refusals: GKE Warden judges the pod template with a built-in workload, else each pod at its create."""
+    return refusing(_found(obj, site, ctx), template_refuses(obj.ref))
+
+
+def _found(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     if site.completed_by:
         return  # the selector may come from the object that completes the pod
     gpu = _requests_gpu(site)

@@ -8,15 +8,21 @@ from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.resources import is_extended
 from gpulint.kube.workloads import PodSpecSite, site_resources
 from gpulint.lint.checks import CheckContext, field_path
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Severity, refusing
 from gpulint.lint.inputs.objects import KubeObject
-from gpulint.lint.rule_spec import Refuses, RuleSpec, Scope
+from gpulint.lint.rule_spec import RuleSpec, Scope
+from gpulint.lint.verdicts.refusal import template_refuses
 
-SPEC = RuleSpec("gpu-non-integer", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.TEMPLATE)
+SPEC = RuleSpec("gpu-non-integer", Severity.ERROR, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Its errors are refusals: Kubernetes validates the pod template with a built-in workload, else at each pod's create."""
+    return refusing(_found(obj, site, ctx), template_refuses(obj.ref))
+
+
+def _found(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     for block in site_resources(site):
         for section, values in (("requests", block.requests), ("limits", block.limits)):
             for name, value in values.items():

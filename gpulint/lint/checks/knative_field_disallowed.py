@@ -12,16 +12,15 @@ from gpulint.kube.releases import all_before, release_of
 from gpulint.kube.scheduler import pod_requirements
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext, field_path
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Refuses, Severity, refusing
 from gpulint.lint.inputs.objects import KubeObject
-from gpulint.lint.rule_spec import Refuses, RuleSpec, Scope
+from gpulint.lint.rule_spec import RuleSpec, Scope
 
 SPEC = RuleSpec(
     "knative-field-disallowed",
     Severity.ERROR,
     kinds=frozenset((*knative.KINDS, "InferenceService")),
     scope=Scope.POD_TEMPLATE,
-    refuses=Refuses.SERVICE,
 )
 RULE_ID = SPEC.id
 
@@ -105,6 +104,11 @@ def _refusal_words(refusal: knative.FlagRefusal, at: tuple[str | int, ...]) -> s
 
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Its errors are refusals: Knative's webhook refuses a Knative Service, or the one KServe's controller makes for an InferenceService."""
+    return refusing(_found(obj, site, ctx), Refuses.OBJECT if obj.ref.group == knative.GROUP else Refuses.SERVICE)
+
+
+def _found(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.ref.group in (kserve.GROUP, kserve.KFSERVING_GROUP) and obj.kind == "InferenceService":
         yield from _inference_service(obj, site, ctx)
         return

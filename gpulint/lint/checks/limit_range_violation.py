@@ -8,15 +8,20 @@ from collections.abc import Iterator
 from gpulint.kube.resources import is_extended
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity, first_line
+from gpulint.lint.findings import Diagnostic, Refuses, Severity, first_line, refusing
 from gpulint.lint.inputs.objects import KubeObject
-from gpulint.lint.rule_spec import Refuses, RuleSpec, Scope
+from gpulint.lint.rule_spec import RuleSpec, Scope
 
-SPEC = RuleSpec("limit-range-violation", Severity.ERROR, scope=Scope.POD_TEMPLATE, refuses=Refuses.PODS)
+SPEC = RuleSpec("limit-range-violation", Severity.ERROR, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Its errors are refusals: LimitRanger judges each pod at its create, never the workload."""
+    return refusing(_found(obj, site, ctx), Refuses.PODS)
+
+
+def _found(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     items = ctx.resolver.limit_items(obj.ref.namespace)
     if not items:
         return

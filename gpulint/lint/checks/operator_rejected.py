@@ -14,7 +14,7 @@ from gpulint.kube.operators import kserve as kserve_operator
 from gpulint.kube.typos import typo_of
 from gpulint.kube.wording import first_and_more
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity, split_long
+from gpulint.lint.findings import Diagnostic, Refused, Refuses, Severity, refusing, split_long
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 from gpulint.lint.verdicts.refusal import operator_refusals
@@ -30,11 +30,12 @@ RULE_ID = SPEC.id
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.ref.group == knative.GROUP and obj.kind in knative.KINDS:
-        yield from _knative_scale(obj, ctx)
+        yield from refusing(_knative_scale(obj, ctx), Refuses.OBJECT)
         return
     if obj.ref.group == kserve.GROUP and obj.kind == "InferenceService":
-        yield from _kserve_knative_scale(obj, ctx)
-        yield from _kserve_runtime_missing(obj, ctx)
+        yield from refusing(_kserve_knative_scale(obj, ctx), Refuses.SERVICE)
+        # no runtime: the controller makes no Deployment or Knative Service for the predictor, so no pods
+        yield from refusing(_kserve_runtime_missing(obj, ctx), Refuses.RECONCILE)
         yield from _kserve_pod_mutator(obj, ctx)
     if obj.ref.group == kaito.KAITO_GROUP and obj.kind == "Workspace":
         yield from _kaito_preferred_unlabelled(obj, ctx)
@@ -58,7 +59,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if refusal.optional:  # only an opt-in webhook refuses it; without it the object is taken and misbehaves
             severity = Severity.WARNING
             notes = (*notes, refusal.optional)
-        yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes, inputs=refusal.inputs, severity=severity)
+        refused = Refused(Refuses.RECONCILE if refusal.controller else Refuses.OBJECT, certain=severity is None)
+        yield Diagnostic(
+            RULE_ID, refusal.path, brief, notes=notes, inputs=refusal.inputs, severity=severity, refused=refused
+        )
 
 
 def _kserve_runtime_missing(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

@@ -13,11 +13,11 @@ from gpulint.kube.validation.decoded import VALUE_RULES, decoding_errors, moot_o
 from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import read_by_shape
 from gpulint.lint.checks import CheckContext, field_path
-from gpulint.lint.findings import Diagnostic, Severity, first_line
+from gpulint.lint.findings import Diagnostic, Refuses, Severity, first_line, refusing
 from gpulint.lint.inputs.objects import KubeObject, is_list, list_is_malformed
-from gpulint.lint.rule_spec import Refuses, RuleSpec
+from gpulint.lint.rule_spec import RuleSpec
 
-SPEC = RuleSpec("schema-invalid", Severity.ERROR, refuses=Refuses.OBJECT)
+SPEC = RuleSpec("schema-invalid", Severity.ERROR)
 # A pod template file (Spark's spark.kubernetes.driver.podTemplateFile, Flink's podTemplate) is a Pod without
 # containers by design: the driver or operator adds its own container to it, and nobody applies it.
 _POD_TEMPLATE_FILE = re.compile(r"pod[-_]?template", re.IGNORECASE)
@@ -43,6 +43,11 @@ STATUS_RESET = frozenset(
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Its errors are refusals: the API server refuses the create."""
+    return refusing(_found(obj, ctx), Refuses.OBJECT)
+
+
+def _found(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     data = obj.data
     if not isinstance(data.get("kind"), str) or not data.get("kind"):
         yield Diagnostic(

@@ -29,9 +29,9 @@ from gpulint.kube.validation.errors import FieldError
 from gpulint.kube.validation.objects import BUILT_IN, DRA_API, dra_spec, object_meta
 from gpulint.kube.validation.scheduling import scheduling_spec
 from gpulint.kube.workloads import PodSpecSite
+from gpulint.lint.findings import Refuses
 from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.objects import KubeObject
-from gpulint.lint.rule_spec import Refuses
 from gpulint.lint.verdicts.queues import kueue_config
 from gpulint.lint.world.rejections import API_REJECTED
 from gpulint.lint.world.resolver import Resolver
@@ -56,6 +56,13 @@ HELD_BACK = "makes no pods while it is refused at admission"
 PODS_REFUSED = "makes pods that are refused at creation"  # admitted itself; each pod its controller makes is not
 POD_REFUSED = "is refused at admission"  # a Pod: it is the pod
 SERVICE_REFUSED = "makes no pods while the Knative Service made for it is refused at admission"
+RECONCILE_REFUSED = "makes no pods while its controller refuses to reconcile it"  # admitted; nothing is made
+HELD_BACK_WORDS = {
+    Refuses.OBJECT: HELD_BACK,
+    Refuses.PODS: PODS_REFUSED,
+    Refuses.SERVICE: SERVICE_REFUSED,
+    Refuses.RECONCILE: RECONCILE_REFUSED,
+}
 
 
 @dataclass(frozen=True)
@@ -73,24 +80,22 @@ class Refusal:
         return f"refused by {self.by}: {self.reason}" if self.by else self.reason
 
 
-def refused_error(refuses: Refuses, rule: str, message: str, ref: ObjectRef) -> Refusal:
-    """The refusal a rule's error words (RuleSpec.refuses): what it refuses, said for the object's kind.
+def held_back_words(what: Refuses, ref: ObjectRef) -> str:
+    """What is refused, said for the object's kind: a Pod is itself the pod refused, whatever refuses it."""
+    return POD_REFUSED if (ref.group, ref.kind) == ("", "Pod") else HELD_BACK_WORDS[what]
 
-    The API server validates the pod templates of its own workloads with the object (ValidatePodTemplateSpec in
-    pkg/apis/core/validation), as GKE's Warden does (rules/autopilot-rejected.yaml), and a custom resource's only
-    when its controller creates the pods; LimitRanger judges each pod at its create; Knative's webhook a Knative
-    Service, the one KServe's controller makes for an InferenceService included."""
-    if (ref.group, ref.kind) == ("", "Pod"):
-        words = POD_REFUSED
-    elif refuses is Refuses.OBJECT:
-        words = HELD_BACK
-    elif refuses is Refuses.SERVICE:
-        words = HELD_BACK if ref.group == knative.GROUP else SERVICE_REFUSED
-    elif refuses is Refuses.TEMPLATE and ref.api_version in BUILT_IN and (ref.group, ref.kind) not in HELD_IN:
-        words = HELD_BACK
-    else:
-        words = PODS_REFUSED
-    return Refusal("", message, rule, held_back=words)
+
+def template_refuses(ref: ObjectRef) -> Refuses:
+    """What an invalid pod template refuses: the API server validates the pod templates of its own workloads with
+    the object (ValidatePodTemplateSpec in pkg/apis/core/validation), as GKE's Warden does
+    (rules/autopilot-rejected.yaml); a custom resource's, or one held in a ConfigMap, only when its pods are
+    created."""
+    return Refuses.OBJECT if ref.api_version in BUILT_IN and (ref.group, ref.kind) not in HELD_IN else Refuses.PODS
+
+
+def refused_error(what: Refuses, rule: str, message: str, ref: ObjectRef) -> Refusal:
+    """The refusal an error words (Finding.refused), what it refuses said for the object's kind."""
+    return Refusal("", message, rule, held_back=held_back_words(what, ref))
 
 
 def operator_refusals(obj: KubeObject, resolver: Resolver, memo: Memo = _computed) -> list[OperatorRefusal]:
@@ -207,7 +212,9 @@ def _operator_refusal(obj: KubeObject, resolver: Resolver, memo: Memo) -> Refusa
         operator = "the " + refusal.operator[4:] if refusal.operator.startswith("The ") else refusal.operator
         by = operator if refusal.controller else f"{operator}'s webhook"
         reason = refusal.error.message() if refusal.error is not None else refusal.words
-        return Refusal(by, reason, OPERATOR_REJECTED, refusal.path)
+        # a controller's validation: the object is admitted and its controller makes nothing of it
+        held_back = RECONCILE_REFUSED if refusal.controller else HELD_BACK
+        return Refusal(by, reason, OPERATOR_REJECTED, refusal.path, held_back)
     if obj.ref.group == knative.GROUP and obj.kind in knative.KINDS:
         return _knative_refusal(obj, resolver)
     return None
@@ -260,5 +267,7 @@ def _admission_refusal(obj: KubeObject, resolver: Resolver, gates: FeatureGates,
         if isinstance(name, str) and name and not (site.substituted and site.substituted in name):
             if resolver.priority_class_missing(name, obj.document.path):
                 path = (*site.path, "priorityClassName")
-                return Refusal("the API server", f"no PriorityClass with name {name} was found", API_REJECTED, path)
+                # the Priority admission plugin judges pods only: a workload is admitted, each of its pods refused
+                message = f"no PriorityClass with name {name} was found"
+                return Refusal("the API server", message, API_REJECTED, path, PODS_REFUSED)
     return None
