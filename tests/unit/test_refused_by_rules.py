@@ -285,3 +285,86 @@ def test_a_deployment_gke_warden_refuses_makes_no_pods(tmp_path: Path):
     assert ("autopilot-rejected", "warning") in serious(found)
     assert ("dev-shm-missing", "warning") in serious(found)
     assert held(found) == []
+
+
+# What is refused is the finding's (Finding.refused), set where its rule words it. The Priority admission plugin
+# (kubernetes v1.37 plugin/pkg/admission/priority/admission.go admitPod) judges pods only: a Deployment naming a
+# PriorityClass the cluster lacks is admitted and each pod its ReplicaSet makes is forbidden.
+PRIORITY_CLASSES = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: scheduling.k8s.io/v1
+  kind: PriorityClass
+  metadata: {name: batch-low}
+  value: 1000
+"""
+
+WITH_LIMIT = DEPLOYMENT.replace('requests: {nvidia.com/gpu: "2"}', 'limits: {nvidia.com/gpu: "2"}')
+
+
+def _inventory(tmp_path: Path, text: str) -> list[str]:
+    (tmp_path / "cluster.yaml").write_text(text, encoding="utf-8")
+    return [str(tmp_path)]
+
+
+def test_a_missing_priority_class_refuses_the_pods_not_the_deployment(tmp_path: Path):
+    inventory = _inventory(tmp_path, PRIORITY_CLASSES)
+    named = WITH_LIMIT.replace("    spec:\n      containers:", "    spec:\n      priorityClassName: inference-high\n      containers:")
+    found = findings_of(None, named, inventory=inventory)
+    assert serious(found) == [("api-rejected", "error")]
+    assert held(found) == [("dev-shm-missing", f"not judged (1 finding held back): this Deployment {PODS_REFUSED}")]
+    pod = POD.replace("spec:\n  containers:", "spec:\n  priorityClassName: inference-high\n  containers:").replace(
+        "requests: {nvidia.com/gpu: 4}", "limits: {nvidia.com/gpu: 4}"
+    )
+    pod = pod.replace("image: nvcr.io/nvidia/pytorch:24.05-py3", 'image: vllm/vllm-openai:v0.6.3\n    args: ["--tensor-parallel-size", "4"]')
+    found = findings_of(None, pod, inventory=inventory)
+    assert held(found) == [("dev-shm-missing", f"not judged (1 finding held back): this Pod {POD_REFUSED}")]
+    # clean: a class the cluster has
+    found = findings_of(None, named.replace("inference-high", "batch-low"), inventory=inventory)
+    assert serious(found) == [("dev-shm-missing", "warning")]
+    # trap: no catalog of PriorityClasses, so the class may exist: nothing refused, the pods judged
+    found = findings_of(None, named)
+    assert serious(found) == [("dev-shm-missing", "warning")]
+    assert held(found) == []
+
+
+# The StatefulSet controller labels each pod controller-revision-hash=<name>-<hash of up to 10 characters>
+# (kubernetes pkg/controller/history/controller_history.go ControllerRevisionName) and a label value holds 63
+# characters: a StatefulSet named past 52 is admitted, every pod it makes refused (kubernetes/kubernetes#64023).
+STATEFULSET = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: NAME
+  namespace: serving
+spec:
+  serviceName: vllm
+  replicas: 1
+  selector:
+    matchLabels: {app: vllm}
+  template:
+    metadata:
+      labels: {app: vllm}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.6.3
+        args: ["--model", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "2"]
+        resources:
+          limits: {nvidia.com/gpu: "2"}
+"""
+
+
+def test_a_statefulset_named_past_the_revision_label_makes_pods_that_are_refused():
+    name = "vllm-llama-3-70b-instruct-tensor-parallel-two-gpus-ab1"  # 54 characters: no hash fits
+    found = findings_of(None, STATEFULSET.replace("NAME", name))
+    assert serious(found) == [("api-rejected", "error")]
+    assert held(found) == [("dev-shm-missing", f"not judged (1 finding held back): this StatefulSet {PODS_REFUSED}")]
+    # trap: at 53 characters a hash below 10^9 fits (a warning), so the pods are judged
+    found = findings_of(None, STATEFULSET.replace("NAME", name[:-1]))
+    assert serious(found) == [("api-rejected", "warning"), ("dev-shm-missing", "warning")]
+    assert held(found) == []
+    # clean: a short name
+    found = findings_of(None, STATEFULSET.replace("NAME", "vllm-llama"))
+    assert serious(found) == [("dev-shm-missing", "warning")]

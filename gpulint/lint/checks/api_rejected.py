@@ -135,7 +135,7 @@ def _policy_denials(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     policies = _cluster_policies(ctx)
     if not policies:
         return
-    from gpulint.lint.policies import evaluate, policy_engine
+    from gpulint.lint.policies import evaluate, failed_to_evaluate, policy_engine
 
     for policy in policies:
         named = f"ValidatingAdmissionPolicy '{policy.name}' with binding '{policy.binding}'"
@@ -147,7 +147,8 @@ def _policy_denials(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     f"the API server rejects this object: {named} denied request: {found.message}",
                     on_key=found.on_key,
                     notes=found.notes,
-                    refused=Refused(Refuses.OBJECT),
+                    # a Deny binding's false validation refuses the create; a failed evaluation, its failurePolicy
+                    refused=Refused(Refuses.OBJECT, certain=not failed_to_evaluate(found.message)),
                 )
             elif found.severity is Severity.WARNING:
                 yield Diagnostic(

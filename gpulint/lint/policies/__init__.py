@@ -8,6 +8,7 @@ and webhook. Policies are validated when loaded (shape and CEL) with file:line:c
 
 from gpulint.lint.policies.evaluation import (
     evaluate,
+    failed_to_evaluate,
     inventory_view,
     parse_field_path,
     pod_specs,
@@ -41,6 +42,7 @@ __all__ = [
     "cached_policies",
     "cluster_policies",
     "evaluate",
+    "failed_to_evaluate",
     "inventory_view",
     "load_policies",
     "parse_field_path",

@@ -292,6 +292,12 @@ class CostBudget:
         return False
 
 
+def failed_to_evaluate(message: str) -> bool:
+    """A finding of an evaluation that failed (a cost limit or the budget exceeded), not of a false validation: the
+    API server's failurePolicy decides it (validating/validator.go: Fail denies, Ignore admits)."""
+    return COST_EXCEEDED in message or OUT_OF_BUDGET in message
+
+
 def _out_of_budget(policy: Policy, budget: CostBudget, what: str, prefix: str = "") -> Diagnostic:
     return Diagnostic(
         policy.name,
