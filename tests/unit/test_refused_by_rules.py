@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rule_harness import Found, findings_of
 
-from gpulint.lint.verdicts.refusal import HELD_BACK, NOT_JUDGED, POD_REFUSED, PODS_REFUSED
+from gpulint.lint.verdicts.refusal import HELD_BACK, NOT_JUDGED, POD_REFUSED, PODS_REFUSED, RECONCILE_REFUSED
 
 INVENTORY = [str(Path(__file__).parents[2] / "examples" / "inventory")]
 
@@ -310,14 +310,19 @@ def _inventory(tmp_path: Path, text: str) -> list[str]:
 
 def test_a_missing_priority_class_refuses_the_pods_not_the_deployment(tmp_path: Path):
     inventory = _inventory(tmp_path, PRIORITY_CLASSES)
-    named = WITH_LIMIT.replace("    spec:\n      containers:", "    spec:\n      priorityClassName: inference-high\n      containers:")
+    named = WITH_LIMIT.replace(
+        "    spec:\n      containers:", "    spec:\n      priorityClassName: inference-high\n      containers:"
+    )
     found = findings_of(None, named, inventory=inventory)
     assert serious(found) == [("api-rejected", "error")]
     assert held(found) == [("dev-shm-missing", f"not judged (1 finding held back): this Deployment {PODS_REFUSED}")]
     pod = POD.replace("spec:\n  containers:", "spec:\n  priorityClassName: inference-high\n  containers:").replace(
         "requests: {nvidia.com/gpu: 4}", "limits: {nvidia.com/gpu: 4}"
     )
-    pod = pod.replace("image: nvcr.io/nvidia/pytorch:24.05-py3", 'image: vllm/vllm-openai:v0.6.3\n    args: ["--tensor-parallel-size", "4"]')
+    pod = pod.replace(
+        "image: nvcr.io/nvidia/pytorch:24.05-py3",
+        'image: vllm/vllm-openai:v0.6.3\n    args: ["--tensor-parallel-size", "4"]',
+    )
     found = findings_of(None, pod, inventory=inventory)
     assert held(found) == [("dev-shm-missing", f"not judged (1 finding held back): this Pod {POD_REFUSED}")]
     # clean: a class the cluster has
@@ -368,3 +373,143 @@ def test_a_statefulset_named_past_the_revision_label_makes_pods_that_are_refused
     # clean: a short name
     found = findings_of(None, STATEFULSET.replace("NAME", "vllm-llama"))
     assert serious(found) == [("dev-shm-missing", "warning")]
+
+
+# KServe v0.15 pkg/controller/v1beta1/inferenceservice/components/predictor.go: a runtime found neither among the
+# namespace's ServingRuntimes nor the ClusterServingRuntimes (GetServingRuntime) stops the reconcile: no Deployment,
+# no Knative Service, so no pod. Said an error only from a complete catalog of both kinds.
+INFERENCE_SERVICE = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: llama3-70b, namespace: kserve-test}
+spec:
+  predictor:
+    model:
+      modelFormat: {name: huggingface}
+      runtime: platform-vllm
+      env:
+      - {name: CUDA_VISIBLE_DEVICES, value: "0"}
+      resources:
+        limits: {nvidia.com/gpu: "2"}
+"""
+
+SERVING_RUNTIME = """\
+---
+apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata: {name: platform-vllm, namespace: kserve-test}
+spec:
+  supportedModelFormats:
+  - {name: huggingface, autoSelect: true}
+  containers:
+  - name: kserve-container
+    image: vllm/vllm-openai:v0.8.5
+"""
+
+
+def test_an_inference_service_whose_runtime_is_missing_makes_no_pods():
+    complete = {"complete": ["ServingRuntime", "ClusterServingRuntime"]}
+    found = findings_of(None, INFERENCE_SERVICE, config=complete)
+    assert serious(found) == [("operator-rejected", "error")]
+    assert held(found) == [
+        ("gpu-visibility-override", f"not judged (1 finding held back): this InferenceService {RECONCILE_REFUSED}")
+    ]
+    # clean: the runtime in the namespace, the controller reconciles it and its pods are judged
+    found = findings_of(None, INFERENCE_SERVICE + SERVING_RUNTIME, config=complete)
+    assert serious(found) == [("dev-shm-missing", "warning"), ("gpu-visibility-override", "warning")]
+    assert held(found) == []
+    # trap: the namespace's ServingRuntimes not known whole (a warning): the pods are judged
+    found = findings_of(None, INFERENCE_SERVICE, config={"complete": ["ClusterServingRuntime"]})
+    assert serious(found) == [("operator-rejected", "warning"), ("gpu-visibility-override", "warning")]
+    assert held(found) == []
+
+
+# A ValidatingAdmissionPolicy and a Deny binding the inventory lists refuse the create they match and fail
+# (kubernetes v1.37 staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating/dispatcher.go): the
+# RayCluster is never stored, so KubeRay makes no pod. OpenShift AI 2.21's policy (rh-aiservices-bu/fraud-detection#96).
+VAP_CLUSTER = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Namespace
+  metadata: {name: fraud-detection, labels: {kueue.openshift.io/managed: "true"}}
+- apiVersion: admissionregistration.k8s.io/v1
+  kind: ValidatingAdmissionPolicy
+  metadata: {name: kueue-validating-admission-policy}
+  spec:
+    failurePolicy: Fail
+    matchConstraints:
+      resourceRules:
+      - {apiGroups: [ray.io], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [rayclusters, rayjobs]}
+    validations:
+    - expression: "has(object.metadata.labels) && 'kueue.x-k8s.io/queue-name' in object.metadata.labels"
+      message: "The label 'kueue.x-k8s.io/queue-name' is either missing or does not have a value set."
+- apiVersion: admissionregistration.k8s.io/v1
+  kind: ValidatingAdmissionPolicyBinding
+  metadata: {name: kueue-validating-admission-policy-binding}
+  spec:
+    policyName: kueue-validating-admission-policy
+    validationActions: [ACTION]
+    matchResources:
+      namespaceSelector: {matchLabels: {kueue.openshift.io/managed: "true"}}
+"""
+
+RAY_CLUSTER = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: raycluster-gpu, namespace: fraud-detection}
+spec:
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+        - {name: ray-head, image: "quay.io/modh/ray:2.35.0-py311-cu121"}
+  workerGroupSpecs:
+  - groupName: gpu
+    replicas: 1
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+        - name: worker
+          image: quay.io/modh/ray:2.35.0-py311-cu121
+          env:
+          - {name: CUDA_VISIBLE_DEVICES, value: "0"}
+          resources: {limits: {nvidia.com/gpu: 2}}
+"""
+
+
+def test_a_deny_bindings_policy_refuses_the_object(tmp_path: Path):
+    found = findings_of(None, RAY_CLUSTER, inventory=_inventory(tmp_path, VAP_CLUSTER.replace("ACTION", "Deny")))
+    assert serious(found) == [("api-rejected", "error")]
+    assert held(found) == [
+        ("gpu-visibility-override", f"not judged (1 finding held back): this RayCluster {HELD_BACK}")
+    ]
+    # trap: a Warn binding admits it with a warning, and its pods are judged
+    found = findings_of(None, RAY_CLUSTER, inventory=_inventory(tmp_path, VAP_CLUSTER.replace("ACTION", "Warn")))
+    assert serious(found) == [("api-rejected", "warning"), ("gpu-visibility-override", "warning")]
+    assert held(found) == []
+    # clean: the queue label it asks for
+    labelled = RAY_CLUSTER.replace(
+        "namespace: fraud-detection}", "namespace: fraud-detection, labels: {kueue.x-k8s.io/queue-name: gpu}}"
+    )
+    found = findings_of(None, labelled, inventory=_inventory(tmp_path, VAP_CLUSTER.replace("ACTION", "Deny")))
+    assert ("api-rejected", "error") not in serious(found)
+    assert ("gpu-visibility-override", "warning") in serious(found)
+    assert held(found) == []
+
+
+def test_a_raycluster_kuberays_controller_refuses_is_admitted_and_makes_no_pods():
+    # KubeRay v1.4 ray-operator/controllers/ray/utils/validation.go ValidateRayClusterMetadata: the controller, not
+    # a webhook, refuses a name past 53 characters (event InvalidRayClusterMetadata) and creates nothing
+    named = RAY_CLUSTER.replace("raycluster-gpu, namespace: fraud-detection", "NAME, namespace: ml")
+    found = findings_of(None, named.replace("NAME", "raycluster-gpu-llama-3-70b-instruct-fine-tuning-team-a"))
+    assert serious(found) == [("operator-rejected", "error")]
+    assert held(found) == [
+        ("gpu-visibility-override", f"not judged (1 finding held back): this RayCluster {RECONCILE_REFUSED}")
+    ]
+    # clean: a name within 53 characters
+    found = findings_of(None, named.replace("NAME", "raycluster-gpu-llama-3-70b-instruct-fine-tuning-tm-a"))
+    assert serious(found) == [("gpu-visibility-override", "warning")]

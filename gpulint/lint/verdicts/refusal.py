@@ -56,7 +56,7 @@ HELD_BACK = "makes no pods while it is refused at admission"
 PODS_REFUSED = "makes pods that are refused at creation"  # admitted itself; each pod its controller makes is not
 POD_REFUSED = "is refused at admission"  # a Pod: it is the pod
 SERVICE_REFUSED = "makes no pods while the Knative Service made for it is refused at admission"
-RECONCILE_REFUSED = "makes no pods while its controller refuses to reconcile it"  # admitted; nothing is made
+RECONCILE_REFUSED = "makes no pods while its controller fails to reconcile it"  # admitted; nothing is made
 HELD_BACK_WORDS = {
     Refuses.OBJECT: HELD_BACK,
     Refuses.PODS: PODS_REFUSED,
