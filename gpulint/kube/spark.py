@@ -239,6 +239,9 @@ class WebhookSwitch:
 NOT_KNOWN = WebhookSwitch(True, "")  # an install that may run the webhook: the switch is never counted off
 # The webhooks that mutate the driver and executor pods, by name (v2's, v1's): see the module's sources.
 POD_WEBHOOKS = ("mutate--v1-pod.sparkoperator.k8s.io", "webhook.sparkoperator.k8s.io")
+# Any of the operator's webhooks: the chart renders them together under webhook.enable, so one of another name (a
+# release not known here may rename the pod webhook) leaves the switch on, never off.
+OPERATOR_WEBHOOK_DOMAIN = ".sparkoperator.k8s.io"
 _FLAG = re.compile(r"^--?enable-webhook(?:=(.*))?$")
 
 
@@ -279,11 +282,11 @@ def values_switch(values: dict[str, Any]) -> WebhookSwitch | None:
 
 def configurations_switch(configurations: Iterable[dict[str, Any]]) -> WebhookSwitch:
     """The switch as a complete list of MutatingWebhookConfigurations sets it: on when one holds the operator's
-    pod webhook, else off (the pods are created with nothing to mutate them)."""
+    pod webhook or any other of its webhooks, else off (the pods are created with nothing to mutate them)."""
     for configuration in configurations:
         for webhook in sequence(configuration.get("webhooks")):
             name = text(mapping(webhook).get("name"))
-            if name in POD_WEBHOOKS:
+            if name.endswith(OPERATOR_WEBHOOK_DOMAIN):
                 found = text(mapping(configuration.get("metadata")).get("name"))
                 return WebhookSwitch(True, f"holds the MutatingWebhookConfiguration {found} with the webhook {name}")
     return WebhookSwitch(

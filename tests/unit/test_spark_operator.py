@@ -443,9 +443,9 @@ CHART = {
 }
 
 
-def _rendered(repo, helm, enable: str) -> list[tuple]:
-    values = CHART["charts/spark-operator/values.yaml"].replace("enable: true", f"enable: {enable}")
-    write_tree(repo, {**CHART, "charts/spark-operator/values.yaml": values, "jobs/etl.yaml": RAPIDS_APP})
+def _rendered(repo, helm, enable: str, chart: dict[str, str] = CHART) -> list[tuple]:
+    values = chart["charts/spark-operator/values.yaml"].replace("enable: true", f"enable: {enable}")
+    write_tree(repo, {**chart, "charts/spark-operator/values.yaml": values, "jobs/etl.yaml": RAPIDS_APP})
     write_tree(repo, {"inventory/nodes.yaml": INVENTORY}, dedent=False)
     found = check_serious("charts", "jobs", "--helm", str(helm), "--inventory", "inventory")
     return [(path, rule, severity, said) for path, _, rule, severity, said in found]
@@ -465,3 +465,12 @@ def test_the_chart_rendered_without_its_webhook_has_it_off(repo, helm):
 
 def test_the_chart_rendered_with_its_webhook_has_it_on(repo, helm):
     assert _rendered(repo, helm, "true") == []
+
+
+def test_the_chart_rendered_with_another_release_s_webhook_names_has_it_on(repo, helm):
+    # the trap: a release not known here may name its pod webhook otherwise; the chart renders any of its webhooks
+    # only under webhook.enable, so one of the operator's webhooks by another name leaves the switch on
+    template = "charts/spark-operator/templates/webhook/mutatingwebhookconfiguration.yaml"
+    renamed = CHART[template].replace("mutate--v1-pod.sparkoperator.k8s.io", "mutate-v1-pod.sparkoperator.k8s.io")
+    assert renamed != CHART[template]
+    assert _rendered(repo, helm, "true", {**CHART, template: renamed}) == []
