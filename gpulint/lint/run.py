@@ -256,9 +256,17 @@ def scoped_resolvers(run: LintRun, linted: LintedSet) -> list[Resolver]:
     # the test and example folders that describe a cluster: each is left out of every other scope, and said
     pooled = {where[obj.file] for obj in linted if (obj.ref.group, obj.ref.kind) in CLUSTER_KINDS}
     fixtures = {len(inventories) - len(roots) + i: r.where for i, r in enumerate(roots) if r.fixture}
+    # a shared file may be deployed by any cluster root: what the roots hold by name (a KServe or Knative ConfigMap,
+    # a Secret) is read for it too, as before they split the run; a fixture's is not
+    deployers = {len(inventories) - len(roots) + i for i, r in enumerate(roots) if not r.fixture}
     resolvers = []
     for index, inventory in enumerate(inventories):
-        seen = (obj for obj in itertools.chain(linted, linted.outlines) if _sees(index, where[obj.file], obj))
+        seen = (
+            obj
+            for obj in itertools.chain(linted, linted.outlines)
+            if _sees(index, where[obj.file], obj)
+            or (index == 0 and where[obj.file] in deployers and (obj.ref.group, obj.ref.kind) in _HELD_BY_NAME)
+        )
         kept = LintedSet(seen, linted.complete, pods_whole=linted.pods_whole)
         mapped = 0 < index <= len(run.scoped)
         resolvers.append(
@@ -275,6 +283,10 @@ def scoped_resolvers(run: LintRun, linted: LintedSet) -> list[Resolver]:
             )
         )
     return resolvers
+
+
+# What a cluster holds by name for its pods, not what describes it (lint.world.kinds KindRow.per_cluster)
+_HELD_BY_NAME = PER_CLUSTER_KINDS - CLUSTER_KINDS
 
 
 def _sees(cluster: int, scope: int, obj: LintedObject) -> bool:

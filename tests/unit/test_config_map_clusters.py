@@ -135,3 +135,58 @@ def test_an_examples_copy_does_not_judge_the_projects_workload(repo):
         },
     )
     assert rules(".") == []
+
+
+# KServe's inferenceservice-config as each cluster's folder holds it (kserve/kserve config/configmap/inferenceservice.yaml
+# `deploy`), and an InferenceService of the apps both clusters build: Standard mode in both, so no Knative Service
+KSERVE_CONFIG = """
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: inferenceservice-config
+      namespace: kserve
+    data:
+      deploy: '{"defaultDeploymentMode": "RawDeployment"}'
+    """
+ISVC = """
+    apiVersion: serving.kserve.io/v1beta1
+    kind: InferenceService
+    metadata:
+      name: llm
+      namespace: ai
+    spec:
+      predictor:
+        nodeSelector:
+          nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB
+        model:
+          modelFormat: {name: huggingface}
+          storageUri: hf://meta-llama/Llama-3.1-8B-Instruct
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+    """
+SHARED = {
+    ".git/HEAD": "ref: refs/heads/main\n",
+    "kubernetes/clusters/dev/apps.yaml": APPS % "shared",
+    "kubernetes/clusters/prod/apps.yaml": APPS % "shared",
+    "kubernetes/apps/shared/ai/llm.yaml": ISVC,
+}
+
+
+def test_the_clusters_that_build_a_shared_app_hold_its_settings(repo):
+    # failing before: the shared app saw neither cluster's KServe configuration, so Knative mode was assumed
+    write_tree(
+        repo,
+        {
+            **SHARED,
+            "kubernetes/clusters/dev/kserve-config.yaml": KSERVE_CONFIG,
+            "kubernetes/clusters/prod/kserve-config.yaml": KSERVE_CONFIG,
+        },
+    )
+    assert rules(".") == []
+
+
+def test_a_shared_app_without_its_clusters_settings_is_still_judged(repo):
+    # the trap: no cluster holds KServe's configuration, so its default (Knative mode) is assumed, as a warning
+    write_tree(repo, SHARED)
+    assert rules(".") == [("kubernetes/apps/shared/ai/llm.yaml", "knative-field-disallowed", "warning")]
