@@ -21,7 +21,7 @@ from gpulint.kube.validation.errors import INVALID, FieldError
 GROUP = TRAINER_GROUP
 RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")
 # pkg/constants/constants.go: the ancestor steps whose replicated Job runs once
-ONCE = frozenset({"trainer", "model-initializer", "dataset-initializer"})
+SINGLE_REPLICA_STEPS = frozenset({"trainer", "model-initializer", "dataset-initializer"})
 
 # Kubeflow Trainer v2 (v2.3.0 pkg/constants/constants.go): the variables its ML policy plugins set in the trainer's
 # container, which a TrainJob's spec.trainer.env may not set (torch.go and mpi.go Validate).
@@ -65,7 +65,12 @@ def _runtime_replicas(data: dict[str, Any]) -> Iterator[Refusal]:
     for index, job in enumerate(map(mapping, jobs)):
         ancestor = text(dig(job, "template", "metadata", "labels", ANCESTOR_LABEL))
         replicas = job.get("replicas", 1)
-        if ancestor in ONCE and isinstance(replicas, int) and not isinstance(replicas, bool) and replicas != 1:
+        if (
+            ancestor in SINGLE_REPLICA_STEPS
+            and isinstance(replicas, int)
+            and not isinstance(replicas, bool)
+            and replicas != 1
+        ):
             at = ("spec", "template", "spec", "replicatedJobs", index, "replicas")
             errors.append(FieldError(at, INVALID, replicas, "always must be 1"))
     if errors:
