@@ -9,7 +9,8 @@ min/max checks, then the ResourceQuota plugin (``exceeded quota``, ``must specif
 
 Sources: kubernetes/kubernetes plugin/pkg/admission/limitranger/admission.go (defaulting,
 ``minimum %s usage per %s is %s, but request is %s``, ``maximum %s usage per %s is %s, but limit
-is %s``), pkg/apis/core/v1/defaults.go SetDefaults_LimitRangeItem, pkg/quota/v1/evaluator/core/
+is %s``, limitRequestRatioConstraint ``%s max limit to request ratio per %s is %s, but provided ratio is
+%f``), pkg/apis/core/v1/defaults.go SetDefaults_LimitRangeItem, pkg/quota/v1/evaluator/core/
 pods.go (what a pod is charged: ``requests.<extended>`` only; cpu/memory quotas require every
 container to set them), staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota
 (``exceeded quota: %s, requested: %s, used: %s, limited: %s``).
@@ -47,6 +48,7 @@ class LimitItem:
     maximum: tuple[tuple[str, Fraction], ...]
     written_default: frozenset[str]  # keys the object writes under default (the rest come from max)
     texts: tuple[tuple[str, str], ...] = ()  # "section/resource" -> the quantity as written, for messages
+    ratio: tuple[tuple[str, Fraction], ...] = ()  # maxLimitRequestRatio: the most a limit may be of its request
 
     def text_of(self, section: str, resource: str, amount: Fraction) -> str:
         return dict(self.texts).get(f"{section}/{resource}", format_amount(amount))
@@ -82,10 +84,15 @@ def limit_items(data: dict[str, Any]) -> list[LimitItem]:
                 tuple(sorted(minimum.items())),
                 tuple(sorted(maximum.items())),
                 frozenset(written["default"]),
-                tuple(sorted(shown.items())),
+                tuple(sorted({**shown, **_ratio_texts(raw)}.items())),
+                tuple(sorted(resource_list(raw.get("maxLimitRequestRatio")).items())),
             )
         )
     return items
+
+
+def _ratio_texts(raw: dict[str, Any]) -> dict[str, str]:
+    return {f"ratio/{resource}": value for resource, value in _texts(raw.get("maxLimitRequestRatio")).items()}
 
 
 def _texts(values: Any) -> dict[str, str]:
@@ -221,6 +228,25 @@ def limit_violations(spec: dict[str, Any], items: Iterable[LimitItem]) -> Iterat
                         f"maximum {resource} usage per Container is {item.text_of('max', resource, enforced)}, but limit is "
                         f"{shown[f'limits/{resource}']}",
                     )
+            for resource, enforced in item.ratio:
+                message = _ratio_violation(resource, item.text_of("ratio", resource, enforced), enforced, requests, limits)
+                if message:
+                    yield Violation(where, message)
+
+
+def _ratio_violation(
+    resource: str, shown: str, enforced: Fraction, requests: Resources, limits: Resources
+) -> str | None:
+    """limitRequestRatioConstraint: a container's limit over its request at most the item's ratio; both must
+    be stated and above zero."""
+    prefix = f"{resource} max limit to request ratio per Container is {shown}, but"
+    request, limit = requests.get(resource), limits.get(resource)
+    if not request:
+        return f"{prefix} no request is specified or request is 0"
+    if not limit:
+        return f"{prefix} no limit is specified or limit is 0"
+    observed = limit / request
+    return f"{prefix} provided ratio is {float(observed):f}" if observed > enforced else None
 
 
 # --------------------------------------------------------------------------- ResourceQuota
