@@ -4,7 +4,9 @@ Volcano (volcano-sh/volcano v1.15.1): ``pkg/webhooks/admission/jobs/validate/adm
 validateJobCreate: tasks, task names, a task's minAvailable, the job plugins
 (``pkg/controllers/job/plugins/factory.go``) and the MPI plugin's master task
 (``plugins/distributed-framework/mpi/mpi.go``, ``--master``, default ``master``). Its messages are
-joined, each with a leading space and a trailing ``;``.
+joined, each with a leading space and a trailing ``;``. The ray plugin's head task is checked by the
+controller only (``plugins/distributed-framework/ray/ray.go`` OnPodCreate, ``--head``, default ``head``:
+``job %v doesn't have head task %v``; volcano-sh/volcano#5658 asks the webhook to check it).
 
 Volcano's Queue (v1.15.1 ``pkg/webhooks/admission/queues/validate/validate_queue.go``
 validateResourceQuantityOfQueue): guarantee <= deserved <= capability per resource both name.
@@ -39,6 +41,11 @@ INSTALLED = Installed(
 # Every plugin name some Volcano release registers (ray and hcclrank are the newest).
 VOLCANO_PLUGINS = frozenset({"ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "hcclrank", "ray"})
 VOLCANO_MPI_MASTER = "master"
+VOLCANO_RAY_HEAD = "head"
+VOLCANO_RAY_FAILS = (
+    "the ray plugin's OnPodCreate fails for every pod of the Job: no pod of the Ray cluster is made and the Job "
+    "stays Pending"
+)
 # pkg/webhooks/admission/jobs/mutate/mutate_job.go patchDefaultPlugins: these plugins depend on svc, which the
 # mutating webhook adds when it is not written.
 VOLCANO_SVC_IMPLIED = ("svc", "tensorflow", "mpi")
@@ -117,6 +124,18 @@ def _volcano_job(data: dict[str, Any], releases: Releases) -> Iterator[Refusal]:
     yield from _volcano_partitions(data, tasks, releases)
     yield from _volcano_task_order(tasks)
     yield from _volcano_service(data, plugins)
+    yield from _volcano_ray_head(data, plugins, tasks)
+
+
+def _volcano_ray_head(data: dict[str, Any], plugins: dict[str, Any], tasks: list[dict[str, Any]]) -> Iterator[Refusal]:
+    """The ray plugin finds the head task by the name its ``--head`` argument gives (default ``head``)."""
+    if "ray" not in plugins:
+        return
+    head = go_flag(sequence(plugins["ray"]), "head") or VOLCANO_RAY_HEAD
+    if head not in {text(task.get("name")) for task in tasks}:
+        job = text(dig(data, "metadata", "name"))
+        words = f"job {job} doesn't have head task {head}"
+        yield Refusal(("spec", "plugins", "ray"), "Volcano", words, controller=VOLCANO_RAY_FAILS)
 
 
 def _volcano_service(data: dict[str, Any], plugins: dict[str, Any]) -> Iterator[Refusal]:
