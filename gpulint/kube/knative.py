@@ -637,6 +637,48 @@ def timeout_problem(
     )
 
 
+# A revision's containerConcurrency, bounded by config-defaults (knative/serving pkg/apis/serving/metadata_validation.go
+# ValidateContainerConcurrency, called from RevisionSpec.Validate since knative-v0.15: outside
+# minimum..container-concurrency-max-limit it is refused with apis.ErrOutOfBoundsValue; the minimum is 0, 1 when
+# allow-container-concurrency-zero is false; pkg/apis/config/defaults.go: the maximum is read with cm.AsInt64,
+# 1000 by default, DefaultMaxRevisionContainerConcurrency). KServe copies a component's containerConcurrency into
+# the Knative Service it makes (pkg/controller/v1beta1/inferenceservice/reconcilers/knative).
+MAX_CONTAINER_CONCURRENCY = "container-concurrency-max-limit"
+ALLOW_CONCURRENCY_ZERO = "allow-container-concurrency-zero"
+DEFAULT_MAX_CONTAINER_CONCURRENCY = 1000
+CONCURRENCY_FIELD = "spec.template.spec.containerConcurrency"
+
+
+def concurrency_problem(
+    concurrency: object, defaults: Mapping[str, object] | None, keys: frozenset[str] | None
+) -> ScaleProblem | None:
+    """The refusal of a revision's containerConcurrency against config-defaults' values (``defaults``), else its
+    keys alone (a maximum the inventory sets but does not show leaves no proof), else Knative's defaults, worded
+    then as holding unless the cluster raised the maximum."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int):
+        return None  # absent or not a number yet: the schema's or the webhook's own wording
+    unless = ""
+    minimum = 0
+    if defaults is not None:
+        written = defaults.get(MAX_CONTAINER_CONCURRENCY)
+        limit = DEFAULT_MAX_CONTAINER_CONCURRENCY if written is None else _go_int64(str(written).strip())
+        if limit is None:
+            return None  # Knative refuses the ConfigMap itself and keeps its previous settings: unknown
+        if str(defaults.get(ALLOW_CONCURRENCY_ZERO, "true")).strip() in ("0", "f", "F", "FALSE", "false", "False"):
+            minimum = 1  # cm.AsBool: strconv.ParseBool's false
+    elif keys is not None and (MAX_CONTAINER_CONCURRENCY in keys or ALLOW_CONCURRENCY_ZERO in keys):
+        return None
+    else:
+        limit = DEFAULT_MAX_CONTAINER_CONCURRENCY
+        unless = "" if keys is not None else MAX_CONTAINER_CONCURRENCY
+    if minimum <= concurrency <= limit:
+        return None
+    if concurrency < minimum:
+        unless = ""  # below zero is refused whatever the maximum
+    message = f"expected {minimum} <= {concurrency} <= {limit}: {CONCURRENCY_FIELD}"
+    return ScaleProblem("containerConcurrency", message, unless=unless)
+
+
 def _go_int64(value: str) -> int | None:
     """strconv.ParseInt(v, 10, 64), as cm.AsInt64 reads it."""
     if not _GO_INT.fullmatch(value):

@@ -434,6 +434,10 @@ ASSUMED_KNATIVE_NOTE = (
 KNATIVE_SCALE_SET_BY_KSERVE = frozenset({"autoscaling.knative.dev/min-scale", "autoscaling.knative.dev/max-scale"})
 
 
+# The components of an InferenceService, each made into its own Knative Service in Knative mode
+KNATIVE_COMPONENTS = ("predictor", "transformer", "explainer")
+
+
 def deployment_mode(isvc: dict[str, Any], configured: str | None) -> DeploymentMode:
     """The mode of an InferenceService: its annotation, else the installation's default (``configured``).
     KFServing's (serving.kubeflow.org) always runs in Knative mode."""

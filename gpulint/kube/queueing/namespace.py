@@ -229,7 +229,9 @@ def limit_violations(spec: dict[str, Any], items: Iterable[LimitItem]) -> Iterat
                         f"{shown[f'limits/{resource}']}",
                     )
             for resource, enforced in item.ratio:
-                message = _ratio_violation(resource, item.text_of("ratio", resource, enforced), enforced, requests, limits)
+                message = _ratio_violation(
+                    resource, item.text_of("ratio", resource, enforced), enforced, requests, limits
+                )
                 if message:
                     yield Violation(where, message)
 

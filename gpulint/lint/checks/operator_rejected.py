@@ -5,12 +5,14 @@ or the Service its controller names after it (KAITO, Katib, the NIM operator), w
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from gpulint.kube import knative, kserve
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.kserve_runtimes import BUILT_IN
 from gpulint.kube.operators import CHECKS, kaito
 from gpulint.kube.operators import kserve as kserve_operator
+from gpulint.kube.refs import Path
 from gpulint.kube.typos import typo_of
 from gpulint.kube.wording import first_and_more
 from gpulint.lint.checks import CheckContext
@@ -216,6 +218,9 @@ def _knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             severity=severity,
         )
     yield from _knative_timeout(obj, ctx, webhook)
+    spec = mapping(dig(obj.data, "spec", "template", "spec"))
+    path = ("spec", "template", "spec", "containerConcurrency")
+    yield from _knative_concurrency(spec.get("containerConcurrency"), path, ctx, webhook)
 
 
 def _kserve_knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -255,6 +260,46 @@ def _kserve_knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagno
         if mode is kserve.DeploymentMode.ASSUMED_KNATIVE:
             notes = (*notes, kserve.ASSUMED_KNATIVE_NOTE)
         yield Diagnostic(RULE_ID, ("metadata", "annotations", problem.key), brief, notes=notes, severity=severity)
+    copied_note = "KServe copies the component's containerConcurrency into the Knative Service it makes for it"
+    extra = (
+        (copied_note, kserve.ASSUMED_KNATIVE_NOTE) if mode is kserve.DeploymentMode.ASSUMED_KNATIVE else (copied_note,)
+    )
+    for component in kserve.KNATIVE_COMPONENTS:
+        concurrency = dig(obj.data, "spec", component, "containerConcurrency")
+        path = ("spec", component, "containerConcurrency")
+        for found in _knative_concurrency(concurrency, path, ctx, f"{subject}: validation failed", extra):
+            assumed = mode is kserve.DeploymentMode.ASSUMED_KNATIVE
+            yield replace(found, severity=Severity.WARNING) if assumed else found
+
+
+def _knative_concurrency(
+    concurrency: object, path: Path, ctx: CheckContext, webhook: str, extra: tuple[str, ...] = ()
+) -> Iterator[Diagnostic]:
+    """A revision's containerConcurrency outside config-defaults' bounds (container-concurrency-max-limit)."""
+    defaults = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.DEFAULTS_CONFIG)
+    keys = (
+        None
+        if defaults is not None
+        else ctx.resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.DEFAULTS_CONFIG)
+    )
+    problem = knative.concurrency_problem(concurrency, defaults, keys)
+    if problem is None:
+        return
+    brief, notes = split_long(f"{webhook}: {problem.message}")
+    source = f"ConfigMap {knative.CONFIG_NAMESPACE}/{knative.DEFAULTS_CONFIG}"
+    if problem.unless:
+        notes = (
+            *notes,
+            f"unless {source} (or a KnativeServing's spec.config.defaults) raises {problem.unless} (its default, "
+            f"{knative.DEFAULT_MAX_CONTAINER_CONCURRENCY}, refuses)",
+        )
+    elif defaults is not None:
+        notes = (
+            *notes,
+            f"{knative.MAX_CONTAINER_CONCURRENCY} bounds every revision's containerConcurrency; {source} sets it",
+        )
+    notes = (*notes, *extra)
+    yield Diagnostic(RULE_ID, path, brief, notes=notes, severity=Severity.WARNING if problem.unless else None)
 
 
 def _knative_timeout(obj: KubeObject, ctx: CheckContext, webhook: str) -> Iterator[Diagnostic]:

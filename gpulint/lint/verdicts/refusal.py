@@ -221,8 +221,9 @@ def _operator_refusal(obj: KubeObject, resolver: Resolver, memo: Memo) -> Refusa
 
 
 def _knative_refusal(obj: KubeObject, resolver: Resolver) -> Refusal | None:
-    """Knative's webhook on a Service's or Configuration's autoscaling annotations and revision timeout: only
-    where its refusal does not hang on a ConfigMap the linted files do not hold (operator-rejected's errors)."""
+    """Knative's webhook on a Service's or Configuration's autoscaling annotations, revision timeout and
+    containerConcurrency: only where its refusal does not hang on a ConfigMap the linted files do not hold
+    (operator-rejected's errors)."""
     by = "Knative's webhook"
     for key in knative.misplaced_autoscaling(mapping(dig(obj.data, "metadata", "annotations"))):
         message = f'invalid key name "{key}": metadata.annotations'
@@ -239,6 +240,12 @@ def _knative_refusal(obj: KubeObject, resolver: Resolver) -> Refusal | None:
     timeout = knative.timeout_problem(mapping(dig(obj.data, "spec", "template", "spec")), defaults, keys)
     if timeout is not None and not timeout.unless:
         return Refusal(by, timeout.message, OPERATOR_REJECTED, ("spec", "template", "spec", "timeoutSeconds"))
+    concurrency = knative.concurrency_problem(
+        dig(obj.data, "spec", "template", "spec", "containerConcurrency"), defaults, keys
+    )
+    if concurrency is not None and not concurrency.unless:
+        path = ("spec", "template", "spec", "containerConcurrency")
+        return Refusal(by, concurrency.message, OPERATOR_REJECTED, path)
     return None
 
 
