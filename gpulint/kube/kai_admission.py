@@ -14,6 +14,7 @@ v0.10.0 does is assumed, and only when the Config names the class (a field v0.10
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -96,6 +97,24 @@ def admission_of(config: dict[str, Any]) -> KaiAdmission:
     chosen = fraction_class if isinstance(fraction_class, str) else pod_class if isinstance(pod_class, str) else None
     chosen = DEFAULT_RUNTIME_CLASS if chosen is None else chosen
     return made(None, chosen or None)
+
+
+# KAI's pod admission refuses a gpu-fraction that is not a number strictly between 0 and 1
+# (pkg/binder/plugins/gpusharing/gpu-request/gpu_request_validator.go validateGpuFractionAnnotation,
+# strconv.ParseFloat; NaN refused since v0.16, #1798): a whole GPU is asked for with nvidia.com/gpu.
+GPU_FRACTION = "gpu-fraction"
+FRACTION_REFUSED = "gpu-fraction annotation value must be a positive number smaller than 1.0"
+_GO_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def fraction_refusal(spec: dict[str, Any], annotations: dict[str, Any], scheduler_name: str) -> str | None:
+    """Why KAI's webhook refuses the pod's gpu-fraction annotation (None: it does not, or the pod is not KAI's)."""
+    value = annotations.get(GPU_FRACTION)
+    if spec.get("schedulerName") != scheduler_name or not isinstance(value, str) or not value:
+        return None  # an empty value is not a fraction request; a non-string is the schema's to refuse
+    if not _GO_FLOAT.fullmatch(value):
+        return FRACTION_REFUSED  # ParseFloat fails (or NaN / Inf, refused either way)
+    return None if 0 < float(value) < 1 else FRACTION_REFUSED
 
 
 def _asks_whole_gpu(spec: dict[str, Any]) -> bool:

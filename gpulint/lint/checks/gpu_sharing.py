@@ -1,5 +1,5 @@
-"""gpu-sharing: GPUs that are replicas or MIG slices, asked for as if they were whole GPUs, and Volcano GPU shares its
-scheduler's configuration does not turn on."""
+"""gpu-sharing: GPUs that are replicas or MIG slices, asked for as if they were whole GPUs, Volcano GPU shares its
+scheduler's configuration does not turn on, and a KAI gpu-fraction its admission webhook refuses."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.gpu_sharing import NVIDIA_GPU
 from gpulint.kube.gpu_stack import node_names
+from gpulint.kube.kai_admission import DEFAULT_SCHEDULER_NAME, GPU_FRACTION, fraction_refusal
 from gpulint.kube.volcano_scheduler import CONF_KEY, SWITCHES, enabled_switches, switch_words
 from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import PodSpecSite, extended_resource_path, site_resources, template_metadata
@@ -31,6 +32,7 @@ VOLCANO_JOB = ("batch.volcano.sh", "Job")  # its pods take the job's schedulerNa
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     yield from _volcano_share_off(obj, site, ctx)
+    yield from _kai_fraction_refused(obj, site, ctx)
     resolver = ctx.cluster
     if resolver is None:
         return
@@ -47,6 +49,27 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     evicted = kai_reservation_evicted(obj.kind, site, resolver, dict(annotations))
     if evicted is not None:
         yield _reservation_evicted(site, evicted)
+
+
+def _kai_fraction_refused(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A gpu-fraction KAI's pod admission refuses: its pods are never created."""
+    admission = ctx.resolver.kai_admission
+    scheduler = admission.scheduler_name if admission is not None else DEFAULT_SCHEDULER_NAME
+    annotations = mapping(template_metadata(obj.data, site).get("annotations"))
+    words = fraction_refusal(site.spec, dict(annotations), scheduler)
+    if words is None:
+        return
+    value = annotations[GPU_FRACTION]
+    subject = "the pod" if obj.kind == "Pod" else "every pod of this template"
+    yield Diagnostic(
+        RULE_ID,
+        (*site.template_path, "metadata", "annotations", GPU_FRACTION),
+        f"KAI's admission webhook rejects {subject}: {words} (gpu-fraction: {value!r})",
+        notes=(
+            "a GPU fraction is a share of one GPU, strictly between 0 and 1; ask for whole GPUs with "
+            f"{NVIDIA_GPU} in the container's limits instead",
+        ),
+    )
 
 
 def _reservation_evicted(site: PodSpecSite, evicted: ReservationEvicted) -> Diagnostic:
