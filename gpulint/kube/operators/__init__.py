@@ -18,6 +18,7 @@ from gpulint.kube.operators import (
     lws,
     mpi,
     nim,
+    spark,
     trainer,
     training_operator,
     volcano,
@@ -47,6 +48,7 @@ CHECKS: dict[tuple[str, str], tuple[Check, ...]] = {
     (trainer.GROUP, "TrainJob"): (trainer.refusals,),
     **{(trainer.GROUP, kind): (trainer.runtime_refusals,) for kind in trainer.RUNTIME_KINDS},
     (lws.GROUP, "LeaderWorkerSet"): (lws.refusals, kueue.podset_group_refusals),
+    **{(spark.GROUP, kind): (spark.refusals,) for kind in spark.KINDS},
 }
 
 
