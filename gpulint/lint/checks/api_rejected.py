@@ -100,6 +100,60 @@ def _missing_priority_classes(obj: KubeObject, ctx: CheckContext) -> Iterator[Di
             )
 
 
+# The PodNodeSelector admission plugin (plugin/pkg/admission/podnodeselector/admission.go Admit): a namespace's
+# annotation, read with labels.ConvertSelectorToLabelsMap, is merged into every pod's nodeSelector; a key both set
+# to different values (labels.Conflicts) is Forbidden. The plugin is off unless the API server enables it, and the
+# annotation does nothing then: a warning.
+NAMESPACE_NODE_SELECTOR = "scheduler.alpha.kubernetes.io/node-selector"
+NODE_SELECTOR_CONFLICT = "pod node label selector conflicts with its namespace node label selector"
+
+
+def _selector_map(value: object) -> dict[str, str] | None:
+    """ConvertSelectorToLabelsMap: ``k=v`` pairs separated by commas (None: not such a list, which the plugin
+    refuses with its own error)."""
+    if not isinstance(value, str):
+        return None
+    out: dict[str, str] = {}
+    for pair in filter(None, (part.strip() for part in value.split(","))):
+        key, sep, val = pair.partition("=")
+        if not sep or "=" in val or not key.strip():
+            return None
+        out[key.strip()] = val.strip()
+    return out
+
+
+def _namespace_selector_conflicts(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    namespace = ctx.resolver.namespaces.get(obj.ref.namespace) if obj.ref.namespace else None
+    annotation = mapping(dig(namespace, "metadata", "annotations")).get(NAMESPACE_NODE_SELECTOR) if namespace else None
+    pinned = _selector_map(annotation)
+    if not pinned:
+        return
+    pod = obj.kind == "Pod" and not obj.ref.group
+    subject = (
+        f'the API server rejects this Pod: pods "{obj.ref.name}" is forbidden'
+        if pod
+        else "the API server rejects the pods it creates"
+    )
+    for site in obj.facts.sites():
+        selector = mapping(site.spec.get("nodeSelector"))
+        clashes = [key for key, value in selector.items() if key in pinned and pinned[key] != value]
+        if not clashes:
+            continue
+        key = clashes[0]
+        yield Diagnostic(
+            RULE_ID,
+            (*site.path, "nodeSelector", key),
+            f"{subject}: {NODE_SELECTOR_CONFLICT}",
+            notes=(
+                f"namespace {obj.ref.namespace}'s {NAMESPACE_NODE_SELECTOR} sets {key}={pinned[key]}; "
+                f"the pod's nodeSelector sets {key}={selector[key]}",
+                "where the API server runs the PodNodeSelector admission plugin (off unless enabled; without it the "
+                "annotation does nothing)",
+            ),
+            severity=Severity.WARNING,
+        )
+
+
 def _admin_access_forbidden(obj: KubeObject, ctx: CheckContext) -> FieldError | None:
     """AuthorizedForAdmin: a claim (template) asking for admin access is refused unless its namespace is labelled
     resource.kubernetes.io/admin-access: "true". Judged only for a namespace the linted files or the inventory
@@ -178,6 +232,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if admin is not None:
         yield _diagnostic(admin, "the API server rejects this object", Refuses.OBJECT)
     yield from _missing_priority_classes(obj, ctx)
+    yield from _namespace_selector_conflicts(obj, ctx)
     yield from _made_quota(obj)
     yield from _revision_label_too_long(obj)
     yield from _policy_denials(obj, ctx)
