@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpulint.kube.daemonset import Coverage, coverage
-from gpulint.kube.fields import mapping
+from gpulint.kube.fields import dig, mapping
 from gpulint.kube.gpu_stack import (
     AMD,
     NVIDIA,
@@ -68,6 +68,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         unlabelled = operator_nodes_unlabelled(resolver)
         if unlabelled and not reported:
             yield _unlabelled_finding(site, unlabelled, len(resolver.gpu_nodes(NVIDIA)))
+        yield from _sandbox_default(obj, resolver)
         pod = operator_operand_pods(obj.data)
         if pod is not None and resolver.pools:
             blocks = blocked_pools(OPERATOR_OPERANDS, pod, resolver)
@@ -95,6 +96,43 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _resource_plugin(obj, site, resolver)
         if covered.runtime is not None:
             yield from _runtime_class_placement(site, covered.runtime)
+
+
+# The GPU operator's sandbox workloads (NVIDIA/gpu-operator controllers/state_manager.go): with
+# sandboxWorkloads.enabled a GPU node's workload is its nvidia.com/gpu.workload.config label, else
+# sandboxWorkloads.defaultWorkload; only a "container" node gets the container operands (driver, toolkit, device
+# plugin: nvidia.com/gpu), a vm-passthrough or vm-vgpu node the VFIO manager and the sandbox device plugin, which
+# advertises the GPU's PCI device name instead.
+WORKLOAD_LABEL = "nvidia.com/gpu.workload.config"
+CONTAINER_WORKLOAD = "container"
+
+
+def _sandbox_default(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]:
+    sandbox = mapping(dig(obj.data, "spec", "sandboxWorkloads"))
+    default = sandbox.get("defaultWorkload")
+    if sandbox.get("enabled") is not True or not isinstance(default, str) or default in ("", CONTAINER_WORKLOAD):
+        return
+    nodes = resolver.gpu_nodes(NVIDIA)
+    if not nodes or any(node.labels.get(WORKLOAD_LABEL) == CONTAINER_WORKLOAD for node in nodes):
+        return  # some GPU node is kept for containers: the default is the virtual machines' choice
+    defaulted = [node for node in nodes if WORKLOAD_LABEL not in node.labels]
+    if not defaulted:
+        return
+    yield Diagnostic(
+        RULE_ID,
+        ("spec", "sandboxWorkloads", "defaultWorkload"),
+        f"with sandboxWorkloads.defaultWorkload {default}, the GPU operator runs no container operands (the device "
+        f"plugin among them) on {len(defaulted)} of the {len(nodes)} NVIDIA GPU node(s) "
+        f"({node_names(defaulted, SHOWN_NODES)}), which carry no {WORKLOAD_LABEL} label, and no GPU node is "
+        "labelled for containers: no pod gets nvidia.com/gpu",
+        severity=Severity.WARNING,
+        notes=(
+            f"a node without {WORKLOAD_LABEL} takes the default workload; a {default} node gets the VFIO manager "
+            "and the sandbox device plugin, which advertises the GPU's PCI device name, not nvidia.com/gpu",
+            f"keep defaultWorkload: {CONTAINER_WORKLOAD} and label the virtual machines' nodes "
+            f"{WORKLOAD_LABEL}={default}, unless this cluster runs only virtual machines on its GPUs",
+        ),
+    )
 
 
 def _unlabelled_finding(site: PodSpecSite, nodes: list[NodeInfo], total: int) -> Diagnostic:
