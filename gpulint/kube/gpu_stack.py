@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gpulint.kube.commandline import written_words
 from gpulint.kube.fields import mapping, sequence, text
 from gpulint.kube.lru import short_strings_remembered
-from gpulint.kube.scheduler import NodeInfo
+from gpulint.kube.scheduler import NodeInfo, PodRequirements, Requirement
 from gpulint.kube.wording import first_and_more
 
 if TYPE_CHECKING:  # the pool model is imported where a run meets a node pool
@@ -69,6 +69,34 @@ def node_vendors(node: NodeInfo) -> frozenset[str]:
                 found.add(vendor)
                 break
     return frozenset(found)
+
+
+def gpu_node_requirement(requirement: Requirement) -> bool:
+    """A node selection requirement only a GPU node meets: In (or Exists) on a label of a vendor's GPU nodes."""
+    for labels in _VENDOR_LABELS.values():
+        for key, value in labels:
+            if requirement.key != key or requirement.field:
+                continue
+            if requirement.operator == "Exists" and not value:
+                return True
+            if (
+                requirement.operator == "In"
+                and requirement.values
+                and (not value or set(requirement.values) == {value})
+            ):
+                return True
+    return False
+
+
+def selects_gpu_nodes(pod: PodRequirements) -> tuple[Requirement, ...]:
+    """The requirements that keep ``pod`` to GPU nodes: a nodeSelector entry, or one in every required node
+    affinity term, that only a GPU node meets (empty: the pod may land on any node)."""
+    held = tuple(r for r in pod.node_selector if gpu_node_requirement(r))
+    if held:
+        return held
+    terms = pod.affinity_terms or ()
+    found = [next((r for r in term if gpu_node_requirement(r)), None) for term in terms]
+    return tuple(r for r in found if r is not None) if terms and all(found) else ()
 
 
 def type_vendors(row: InstanceType | None) -> frozenset[str]:

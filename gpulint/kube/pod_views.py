@@ -270,6 +270,9 @@ def _argo_completed_by(spec: dict[str, Any], workflow: dict[str, Any]) -> str:
 # -------------------------------------------------------------------------------------- NIM operator
 
 NIM_GPU = "nvidia.com/gpu"
+# The caching Job's node selector when the NIMCache sets none (k8s-nim-operator v1.0.1-v3.1.2
+# api/apps/v1alpha1/nimcache_types.go GetNodeSelectors): NFD's label for a node with an NVIDIA PCI device.
+NIM_CACHE_NODE_SELECTOR = (("feature.node.kubernetes.io/pci-10de.present", "true"),)
 
 
 def _image(image: Any, repository: str = "repository", tag: str = "tag") -> str:
@@ -363,16 +366,21 @@ def nim_service_workers(obj: dict[str, Any], owner: dict[str, Any]) -> int | Non
 def nim_cache(
     obj: dict[str, Any], owner_path: Path, owner: dict[str, Any], spec_path: Path, spec: dict[str, Any]
 ) -> PodView:
-    """The caching Job's pod: CPU and memory only (spec.resources has no GPU field)."""
+    """The caching Job's pod: CPU and memory only (spec.resources has no GPU field). With no nodeSelector the
+    operator gives the Job NFD's NVIDIA PCI label (NIMCache.GetNodeSelectors, v1.0.1 on): the GPU nodes."""
     resources = mapping(spec.get("resources"))
     amounts = {key: resources[key] for key in ("cpu", "memory") if key in resources}
     container = {"name": "nim-cache-ctr", "env": spec.get("env") or [], "resources": {"requests": amounts}}
     view: dict[str, Any] = {
         key: spec[key] for key in ("nodeSelector", "tolerations", "runtimeClassName") if key in spec
     }
-    view["containers"] = [container]
     c0 = (*spec_path, "containers", 0)
-    return PodView(view, (((*c0, "resources", "requests"), (*spec_path, "resources")), (c0, spec_path)), faithful=False)
+    aliases: list[tuple[Path, Path]] = [((*c0, "resources", "requests"), (*spec_path, "resources")), (c0, spec_path)]
+    if spec.get("nodeSelector") is None and "gpuSelectors" not in spec:  # v1.0.0's field had no default
+        view["nodeSelector"] = dict(NIM_CACHE_NODE_SELECTOR)
+        aliases.append(((*spec_path, "nodeSelector"), spec_path))
+    view["containers"] = [container]
+    return PodView(view, tuple(aliases), faithful=False)
 
 
 # ------------------------------------------------------------------------------ vLLM production-stack

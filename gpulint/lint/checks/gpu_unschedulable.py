@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from fractions import Fraction
 
 from gpulint.kube.fields import dig, mapping
+from gpulint.kube.gpu_stack import selects_gpu_nodes
 from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, summary
 from gpulint.kube.pools.gke import AUTO_POOL, AUTO_POOL_HINT, AUTOPILOT_POOL, CLASS_POOL_SYSTEM
 from gpulint.kube.quantity import format_amount
@@ -58,6 +60,8 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
         memory = gpu_memory_verdict(obj, site, inventory)
         if memory is not None:
             yield _gpu_memory(memory)
+        elif obj.kind != "DaemonSet":  # GPU infrastructure's reach is daemonset-coverage's
+            yield from _gpu_node_pod(obj, site, written, inventory)
         return
     unoffered = {name for name in pod.requests.keys() - inventory.offered_resources if is_extended(name)}
     if unoffered and not unoffered <= emptied_offers(inventory):
@@ -110,6 +114,24 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
                 ),
                 severity=Severity.WARNING,
             )
+
+
+def _gpu_node_pod(
+    obj: KubeObject, site: PodSpecSite, written: PodSpecSite, inventory: Resolver
+) -> Iterator[Diagnostic]:
+    """A pod that asks for no GPU but whose node selection keeps it to GPU nodes (a GPU label, written or set by
+    its operator: the NIM operator's caching Job) is judged as a GPU pod: no node of the selection takes it."""
+    verdict = scheduling_verdict(obj.kind, site, inventory, written, obj.facts, obj.ref.namespace)
+    held = selects_gpu_nodes(verdict.written)
+    if not held or verdict.fit.fits or verdict.cause.selection:
+        return  # the selection itself leaves no node: over-tight-affinity's
+    shown = first_and_more([r.description for r in held])
+    if dig(obj.data, *site.path, "nodeSelector") is None and isinstance(site.spec.get("nodeSelector"), dict):
+        kept = f"its {obj.kind}'s operator gives it {shown} (the object sets no nodeSelector)"
+    else:
+        kept = f"its {shown} keeps it to GPU nodes"
+    for found in _no_node_fits(site, verdict, inventory):
+        yield replace(found, path=(*site.path, *held[0].path), notes=(*found.notes, f"it asks for no GPU, but {kept}"))
 
 
 def _gke_created(fit: PoolFit) -> bool:
