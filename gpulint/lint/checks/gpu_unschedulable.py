@@ -121,6 +121,8 @@ def _gpu_node_pod(
 ) -> Iterator[Diagnostic]:
     """A pod that asks for no GPU but whose node selection keeps it to GPU nodes (a GPU label, written or set by
     its operator: the NIM operator's caching Job) is judged as a GPU pod: no node of the selection takes it."""
+    if site.spec.get("resourceClaims"):
+        return  # its devices come through DRA: the claim rules judge where they can be allocated
     verdict = scheduling_verdict(obj.kind, site, inventory, written, obj.facts, obj.ref.namespace)
     held = selects_gpu_nodes(verdict.written)
     if not held or verdict.fit.fits or verdict.cause.selection:
@@ -131,7 +133,9 @@ def _gpu_node_pod(
     else:
         kept = f"its {shown} keeps it to GPU nodes"
     for found in _no_node_fits(site, verdict, inventory):
-        yield replace(found, path=(*site.path, *held[0].path), notes=(*found.notes, f"it asks for no GPU, but {kept}"))
+        yield replace(
+            found, path=(*site.path, *held[0].path), notes=(*found.notes, f"it requests no GPU resource, but {kept}")
+        )
 
 
 def _gke_created(fit: PoolFit) -> bool:
