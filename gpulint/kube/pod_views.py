@@ -378,7 +378,7 @@ def nim_cache(
     aliases: list[tuple[Path, Path]] = [((*c0, "resources", "requests"), (*spec_path, "resources")), (c0, spec_path)]
     if spec.get("nodeSelector") is None and "gpuSelectors" not in spec:  # v1.0.0's field had no default
         view["nodeSelector"] = dict(NIM_CACHE_NODE_SELECTOR)
-        aliases.append(((*spec_path, "nodeSelector"), spec_path))
+        aliases.append(((*spec_path, "nodeSelector"), (*spec_path, "nodeSelector")))  # unwritten: workloads.defaulted
     view["containers"] = [container]
     return PodView(view, tuple(aliases), faithful=False)
 

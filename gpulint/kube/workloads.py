@@ -605,6 +605,14 @@ def written_path(sites: Iterable[PodSpecSite], path: Path) -> Written:
     return Written(path, False, True)
 
 
+def defaulted(data: dict[str, Any], site: PodSpecSite, field: str) -> bool:
+    """The pod's ``field`` is set but not written in the object ``data``: its controller's default (a NIMCache's
+    caching Job gets the NIM operator's nodeSelector)."""
+    if site.spec.get(field) is None:
+        return False
+    return dig(data, *written_path((site,), (*site.path, field)).path) is None
+
+
 def template_metadata(data: dict[str, Any], site: PodSpecSite) -> dict[str, Any]:
     """The metadata of the pod template at ``site`` (for a Pod: the object's own)."""
     metadata = dig(data, *site.template_path, "metadata")
