@@ -43,6 +43,8 @@ class PodView:
     # What the controller leaves out of the pod that the object writes, said with every finding on the pod
     # (the Spark operator's webhook-only fields when its webhook is off).
     dropped: str = ""
+    # Pod spec fields the controller sets by default, which the object does not write (a NIMCache's nodeSelector).
+    defaulted: tuple[str, ...] = ()
 
 
 # (path relative to the template element, the name the controller gives an unnamed container, is a list)
@@ -376,11 +378,13 @@ def nim_cache(
     }
     c0 = (*spec_path, "containers", 0)
     aliases: list[tuple[Path, Path]] = [((*c0, "resources", "requests"), (*spec_path, "resources")), (c0, spec_path)]
+    defaulted: tuple[str, ...] = ()
     if spec.get("nodeSelector") is None and "gpuSelectors" not in spec:  # v1.0.0's field had no default
         view["nodeSelector"] = dict(NIM_CACHE_NODE_SELECTOR)
-        aliases.append(((*spec_path, "nodeSelector"), (*spec_path, "nodeSelector")))  # unwritten: workloads.defaulted
+        aliases.append(((*spec_path, "nodeSelector"), (*spec_path, "nodeSelector")))  # where it would be written
+        defaulted = ("nodeSelector",)
     view["containers"] = [container]
-    return PodView(view, tuple(aliases), faithful=False)
+    return PodView(view, tuple(aliases), faithful=False, defaulted=defaulted)
 
 
 # ------------------------------------------------------------------------------ vLLM production-stack

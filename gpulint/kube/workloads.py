@@ -95,6 +95,7 @@ class PodSpecSite:
     resources_from: str = ""  # see TemplateSite.resources_from: a resource it does not request may be given
     substituted: str = ""  # see pod_views.PodView.substituted
     dropped: str = ""  # see pod_views.PodView.dropped
+    defaulted: tuple[str, ...] = ()  # see pod_views.PodView.defaulted
 
 
 _DEPLOYMENT_LIKE = (TemplateSite(("spec",), ("template", "spec"), field_count((("replicas",), 1))),)
@@ -472,6 +473,7 @@ def _pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
                         substituted=view.substituted,
                         resources_from=site.resources_from,
                         dropped=view.dropped,
+                        defaulted=view.defaulted,
                     )
 
 
@@ -603,14 +605,6 @@ def written_path(sites: Iterable[PodSpecSite], path: Path) -> Written:
             if path[: len(virtual)] == virtual:
                 return Written((*real, *path[len(virtual) :]), True, site.faithful and virtual not in site.unfaithful)
     return Written(path, False, True)
-
-
-def defaulted(data: dict[str, Any], site: PodSpecSite, field: str) -> bool:
-    """The pod's ``field`` is set but not written in the object ``data``: its controller's default (a NIMCache's
-    caching Job gets the NIM operator's nodeSelector)."""
-    if site.spec.get(field) is None:
-        return False
-    return dig(data, *written_path((site,), (*site.path, field)).path) is None
 
 
 def template_metadata(data: dict[str, Any], site: PodSpecSite) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
 from gpulint.kube.scheduler import FitResult, PodRequirements, binding_resources
 from gpulint.kube.wording import first_and_more
-from gpulint.kube.workloads import PodSpecSite, defaulted, extended_resource_path
+from gpulint.kube.workloads import PodSpecSite, extended_resource_path
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.inputs.objects import KubeObject
@@ -128,7 +128,7 @@ def _gpu_node_pod(
     if not held or verdict.fit.fits or verdict.cause.selection:
         return  # the selection itself leaves no node: over-tight-affinity's
     shown = first_and_more([r.description for r in held])
-    if defaulted(obj.data, site, "nodeSelector"):
+    if "nodeSelector" in site.defaulted:
         kept = f"its {obj.kind}'s operator gives it {shown} (the object sets no nodeSelector)"
     else:
         kept = f"its {shown} keeps it to GPU nodes"

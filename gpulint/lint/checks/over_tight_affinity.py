@@ -12,7 +12,7 @@ from gpulint.kube.pools.labels import GROUP_ONLY_LABELS, POOL_LABELS
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, Requirement
 from gpulint.kube.wording import first_and_more
-from gpulint.kube.workloads import PodSpecSite, defaulted
+from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.linted_set import LintedSet
@@ -64,7 +64,7 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
         return  # GPU infrastructure must reach every GPU node: daemonset-coverage says which it selects
     if site.completed_by:
         return  # the selector that applies may come from the object that completes the pod
-    if defaulted(obj.data, site, "nodeSelector"):
+    if "nodeSelector" in site.defaulted:
         return  # an operator's default (NFD's label): a label no listed node carries may still be added by NFD
     pod = written_requirements(obj.kind, site.spec, ctx.resolver, obj.facts)
     if not pod.requirements():
