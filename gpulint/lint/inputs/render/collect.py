@@ -146,8 +146,7 @@ class Renderer:
         if kustomization.data.get("kind") == "Component":
             if os.path.realpath(directory) in self._judged:  # another of its files named: that render covers it
                 return True
-            through = self._through_flux(kustomization, display, path)
-            judged = [through] if through is not None else self._as_component(kustomization, display, path)
+            judged = self._judge_component(kustomization, display, path)
             if judged is None:  # no kustomize: its patches are partial objects, its other files read raw
                 if os.path.realpath(path) not in layout.patch_files([kustomization]):
                     return False
@@ -238,6 +237,11 @@ class Renderer:
             )
             return source
         return None
+
+    def _judge_component(self, component: layout.Kustomization, display: str, named: str) -> list[Source] | None:
+        """A Component checked alone: through a Flux build that appends it, else as kustomize builds it."""
+        through = self._through_flux(component, display, named)
+        return [through] if through is not None else self._as_component(component, display, named)
 
     def _as_component(self, component: layout.Kustomization, display: str, named: str) -> list[Source] | None:
         """A Component checked alone (a file of it, or its folder), as the whole repository's walk checks it: through
@@ -389,7 +393,7 @@ class Renderer:
                 consumed |= layout.consumed_files(layout.closure(named, kustomizations))
                 pending = [k for k in pending if k is not named]
         elif named is not None and os.path.realpath(root) not in disabled:  # a Component's folder named alone
-            judged = self._as_component(named, _display(root, named.directory), root)
+            judged = self._judge_component(named, _display(root, named.directory), root)
             if judged is not None:
                 rendered += judged
                 pending = [k for k in pending if k is not named]
