@@ -146,20 +146,16 @@ class Renderer:
         if kustomization.data.get("kind") == "Component":
             if os.path.realpath(directory) in self._judged:  # another of its files named: that render covers it
                 return True
-            through = self._through_flux(kustomization, display, path)
-            if through is not None:
-                self._judged.add(os.path.realpath(directory))
-                sources.append(through)
+            judged = self._judge_component(kustomization, display, path)
+            if judged is None:  # no kustomize: its patches are partial objects, its other files read raw
+                if os.path.realpath(path) not in layout.patch_files([kustomization]):
+                    return False
+                self.collection.debug_notes.append(
+                    f"{os.path.relpath(path)}: skipped: a patch of the kustomize Component {display}, not rendered"
+                )
                 return True
-            # kustomize builds a Component only inside an overlay that lists it (alone it refuses it: "expected
-            # kind != 'Component'"), as the directory walk leaves it: its patch is checked as those overlays render
-            # it, and another file it lists is read raw
-            if os.path.realpath(path) not in layout.patch_files([kustomization]):
-                return False
-            self.collection.debug_notes.append(
-                f"{os.path.relpath(path)}: skipped: a patch of the kustomize Component {display}, checked as the "
-                "overlays that list the Component render it"
-            )
+            self._judged.add(os.path.realpath(directory))
+            sources.extend(judged)
             return True
         built = self._as_built(kustomization, display, path)
         if built is not None:  # a base: built as the overlays over it build it
@@ -241,6 +237,59 @@ class Renderer:
             )
             return source
         return None
+
+    def _judge_component(self, component: layout.Kustomization, display: str, named: str) -> list[Source] | None:
+        """A Component checked alone: through a Flux build that appends it, else as kustomize builds it."""
+        through = self._through_flux(component, display, named)
+        return [through] if through is not None else self._as_component(component, display, named)
+
+    def _as_component(self, component: layout.Kustomization, display: str, named: str) -> list[Source] | None:
+        """A Component checked alone (a file of it, or its folder), as the whole repository's walk checks it: through
+        the first plain kustomization that lists it in ``components:`` and builds, its findings limited to the
+        Component's files; else built alone, as kustomize builds a Component named directly (api/krusty/
+        component_test.go, v5.8.1). [] when a render of this run already holds it; None without kustomize."""
+        if not self.enabled or self.kustomize_tool() is None:
+            return None
+        users = self._component_users(component)
+        if any(os.path.realpath(u.directory) in self._rendered for u in users):
+            return []  # that overlay's render reports the Component's files
+        own = frozenset(layout.consumed_files([component]))
+        for user in users[: layout.MAX_BUILDERS]:
+            self._rendered.add(os.path.realpath(user.directory))
+            where = os.path.normpath(os.path.join(display, os.path.relpath(user.directory, component.directory)))
+            job = self._overlay(user, where, named)
+            source = job() if job is not None else None
+            if source is None or source.rendered is None or source.rendered.problems:
+                self.collection.debug_notes.append(f"{display}: {where}, which lists it, does not build; not used")
+                continue
+            source.rendered.reported = own  # the overlay's other resources are their own units'
+            self.collection.debug_notes.append(
+                f"{display}: a kustomize Component, checked as {where} builds it with it (components:)"
+            )
+            return [source]
+        if not self._first_time(component.directory):
+            return []
+        job = self._overlay(component, display, named)
+        if job is None:
+            return None
+        alone = job()
+        if alone.rendered is not None:  # what it builds from is its own units' (said once, there)
+            alone.rendered.reported = own
+        return [alone]
+
+    def _component_users(self, component: layout.Kustomization) -> list[layout.Kustomization]:
+        """The plain kustomizations that list the Component in ``components:``, found in the nearest folder above it
+        that holds one (``components/gpu`` is listed from ``apps/x/overlays/prod``), within the git work tree."""
+        directory = component.directory
+        for _ in range(MAX_COMPONENT_LEVELS):
+            users = layout.component_users(component, self._neighbours(directory))
+            if users:
+                return users
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                break
+            directory = parent
+        return []
 
     def _neighbours(self, directory: str) -> list[layout.Kustomization]:
         """The kustomizations under the folder above an overlay's (its siblings' and their subfolders'), where the
@@ -343,6 +392,13 @@ class Renderer:
                 rendered += built
                 consumed |= layout.consumed_files(layout.closure(named, kustomizations))
                 pending = [k for k in pending if k is not named]
+        elif named is not None and os.path.realpath(root) not in disabled:  # a Component's folder named alone
+            judged = self._judge_component(named, _display(root, named.directory), root)
+            if judged is not None:
+                rendered += judged
+                pending = [k for k in pending if k is not named]
+                if all(s.rendered is not None and not s.rendered.problems for s in judged):
+                    consumed |= layout.consumed_files(layout.closure(named, kustomizations))
         for level in range(MAX_FALLBACK_LEVELS):
             overlays: list[tuple[layout.Kustomization, int]] = []  # each with its job's index
             for kustomization in pending:
@@ -507,6 +563,7 @@ def _built_from(
     return [by_directory[d] for d in listed if d in by_directory]
 
 
+MAX_COMPONENT_LEVELS = 4  # folders above a Component searched for the kustomizations that list it
 MAX_NEIGHBOUR_FILES = 2_000  # files walked around a named file's overlay for the overlays that build it
 MAX_PARALLEL_RENDERS = 4  # renderers are processes: threads only wait for them
 

@@ -187,10 +187,13 @@ def render_overlay(
         os.mkdir(wrapper)
         copied = view.inside(directory)
         target = os.path.relpath(copied, wrapper)
+        # a Component is built as kustomize builds one named directly (api/krusty/component_test.go, v5.8.1,
+        # "applying-component-directly-should-be-same-as-kustomization"); listed as a resource it is refused
+        field = "components" if _is_component(own) else "resources"
         with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
             handle.write(
                 "# written by gpulint: build the overlay with the origin of every object recorded\n"
-                f"resources:\n- {_quoted(target)}\n"
+                f"{field}:\n- {_quoted(target)}\n"
                 "buildMetadata: [originAnnotations, transformerAnnotations]\n"
             )
 
@@ -453,6 +456,16 @@ def _failure(
             Severity.WARNING,
         )
     missing = bool(repository) and not flux and not builder and _TARGET_MISSING.search(message) is not None
+    if _TARGET_MISSING.search(message) is not None and _is_component(own):
+        # built alone because no kustomization found lists it: its targets are its users' (maybe outside the repository)
+        return RenderProblem(
+            own_display,
+            line,
+            1,
+            f"{what} failed: {message}; a kustomize Component patches what the kustomizations that list it in "
+            "components: hold, and none found in the repository builds with it: the Component was not checked",
+            Severity.INFO,
+        )
     completed = built_by_flux(directory, repository, with_components=True) if missing else ""
     if completed:
         return RenderProblem(
@@ -865,3 +878,7 @@ def _list_index(token: str) -> int:
     """A JSON pointer's list index; -1 (no item) for anything but a decimal an int64 holds."""
     index = decimal(token)
     return -1 if index is None else index
+
+
+def _is_component(own: str) -> bool:
+    return os.path.isfile(own) and read_kustomization(own).data.get("kind") == "Component"

@@ -353,6 +353,20 @@ def builders(base: Kustomization, neighbours: list[Kustomization]) -> list[Kusto
     return [by_directory[key] for key in sorted(tops)]
 
 
+def component_users(component: Kustomization, kustomizations: list[Kustomization]) -> list[Kustomization]:
+    """The plain kustomizations of the set (no Component, no remote resource: gpulint does not fetch it) that list
+    ``component`` in ``components:``, by path: kustomize builds it inside each of them."""
+    wanted = os.path.realpath(component.directory)
+    users = []
+    for k in sorted(kustomizations, key=lambda k: k.path):
+        if k.data.get("kind") == "Component" or k.remote:
+            continue
+        listed = [e for e in (k.data.get("components") or []) if isinstance(e, str) and e and not is_remote(e)]
+        if wanted in {os.path.realpath(os.path.join(k.directory, e)) for e in listed}:
+            users.append(k)
+    return users
+
+
 def closure(root: Kustomization, kustomizations: list[Kustomization]) -> list[Kustomization]:
     """The overlay and every base and component of the set it builds from, transitively."""
     by_directory = {os.path.realpath(k.directory): k for k in kustomizations}
