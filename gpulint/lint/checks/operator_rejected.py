@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 from gpulint.kube import knative, kserve
 from gpulint.kube.fields import dig, mapping, sequence, text
@@ -272,31 +273,40 @@ def _kserve_knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagno
             yield replace(found, severity=Severity.WARNING) if assumed else found
 
 
+_DEFAULTS_SOURCE = f"ConfigMap {knative.CONFIG_NAMESPACE}/{knative.DEFAULTS_CONFIG}"
+
+
+def _config_defaults(ctx: CheckContext) -> tuple[dict[str, Any] | None, frozenset[str] | None]:
+    """config-defaults' data when the linted files or inventory hold it, else the keys known to be set in it."""
+    defaults = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.DEFAULTS_CONFIG)
+    if defaults is not None:
+        return defaults, None
+    return None, ctx.resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.DEFAULTS_CONFIG)
+
+
+def _unless_raised(key: str, default: object) -> str:
+    return (
+        f"unless {_DEFAULTS_SOURCE} (or a KnativeServing's spec.config.defaults) raises {key} (its default, "
+        f"{default}, refuses)"
+    )
+
+
 def _knative_concurrency(
     concurrency: object, path: Path, ctx: CheckContext, webhook: str, extra: tuple[str, ...] = ()
 ) -> Iterator[Diagnostic]:
     """A revision's containerConcurrency outside config-defaults' bounds (container-concurrency-max-limit)."""
-    defaults = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.DEFAULTS_CONFIG)
-    keys = (
-        None
-        if defaults is not None
-        else ctx.resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.DEFAULTS_CONFIG)
-    )
+    defaults, keys = _config_defaults(ctx)
     problem = knative.concurrency_problem(concurrency, defaults, keys)
     if problem is None:
         return
     brief, notes = split_long(f"{webhook}: {problem.message}")
-    source = f"ConfigMap {knative.CONFIG_NAMESPACE}/{knative.DEFAULTS_CONFIG}"
     if problem.unless:
-        notes = (
-            *notes,
-            f"unless {source} (or a KnativeServing's spec.config.defaults) raises {problem.unless} (its default, "
-            f"{knative.DEFAULT_MAX_CONTAINER_CONCURRENCY}, refuses)",
-        )
+        notes = (*notes, _unless_raised(problem.unless, knative.DEFAULT_MAX_CONTAINER_CONCURRENCY))
     elif defaults is not None:
         notes = (
             *notes,
-            f"{knative.MAX_CONTAINER_CONCURRENCY} bounds every revision's containerConcurrency; {source} sets it",
+            f"{knative.MAX_CONTAINER_CONCURRENCY} bounds every revision's containerConcurrency; "
+            f"{_DEFAULTS_SOURCE} sets it",
         )
     notes = (*notes, *extra)
     yield Diagnostic(RULE_ID, path, brief, notes=notes, severity=Severity.WARNING if problem.unless else None)
@@ -305,25 +315,15 @@ def _knative_concurrency(
 def _knative_timeout(obj: KubeObject, ctx: CheckContext, webhook: str) -> Iterator[Diagnostic]:
     """A revision template's timeoutSeconds over config-defaults' max-revision-timeout-seconds."""
     spec = mapping(dig(obj.data, "spec", "template", "spec"))
-    defaults = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.DEFAULTS_CONFIG)
-    keys = (
-        None
-        if defaults is not None
-        else ctx.resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.DEFAULTS_CONFIG)
-    )
+    defaults, keys = _config_defaults(ctx)
     problem = knative.timeout_problem(spec, defaults, keys)
     if problem is None:
         return
     brief, notes = split_long(f"{webhook}: {problem.message}")
-    source = f"ConfigMap {knative.CONFIG_NAMESPACE}/{knative.DEFAULTS_CONFIG}"
     if problem.unless:
-        notes = (
-            *notes,
-            f"unless {source} (or a KnativeServing's spec.config.defaults) raises {problem.unless} (its default, "
-            f"{knative.DEFAULT_MAX_REVISION_TIMEOUT}, refuses)",
-        )
+        notes = (*notes, _unless_raised(problem.unless, knative.DEFAULT_MAX_REVISION_TIMEOUT))
     else:
-        notes = (*notes, f"{knative.MAX_REVISION_TIMEOUT} bounds every revision's timeout; {source} sets it")
+        notes = (*notes, f"{knative.MAX_REVISION_TIMEOUT} bounds every revision's timeout; {_DEFAULTS_SOURCE} sets it")
     yield Diagnostic(
         RULE_ID,
         ("spec", "template", "spec", "timeoutSeconds"),
