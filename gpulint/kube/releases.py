@@ -22,11 +22,7 @@ def release_of(tag: object) -> tuple[int, int] | None:
 def all_before(written: Iterable[str], boundary: tuple[int, int]) -> bool | None:
     """True when every release found is before ``boundary``, False when every one is at or after it; None when
     none is found, one does not name a release, or they disagree (a repository may hold several clusters)."""
-    releases = [release_of(found) for found in written]
-    if not releases or None in releases:
-        return None
-    before = {release < boundary for release in releases if release is not None}
-    return before.pop() if len(before) == 1 else None
+    return runs(written, Span((0, 0), boundary))
 
 
 def image_tags(deployment: dict[str, Any], repository: str) -> list[str]:
